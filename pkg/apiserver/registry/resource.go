@@ -1,0 +1,132 @@
+// Package registry describes the resources the apiserver serves. One generic
+// REST handler serves them all; what differs per resource (defaults,
+// validation, status handling, table columns, selectable fields) lives in a
+// Strategy in registry/<resource>.
+package registry
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Strategy holds the rules for one resource's main endpoint.
+type Strategy interface {
+	// Default fills in defaulted fields. It runs on every object decoded from a
+	// request (create, update, and the result of a patch), as upstream's
+	// defaulting does at decode time.
+	Default(obj runtime.Object)
+	// PrepareForCreate resets what a client may not set on create (status,
+	// generation) before validation.
+	PrepareForCreate(ctx context.Context, obj runtime.Object)
+	// Validate checks a new object. ObjectMeta is validated by the caller.
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+	// PrepareForUpdate keeps what the main endpoint may not change (status)
+	// from old, and bumps metadata.generation when the spec changed.
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	// ValidateUpdate checks an update, immutable fields included.
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// StatusStrategy holds the rules for the status subresource.
+type StatusStrategy interface {
+	// PrepareForUpdate keeps everything but status (and, as upstream, labels
+	// and annotations may change) from old.
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// Scaler reads and writes the replica count for the scale subresource.
+type Scaler interface {
+	// Scale returns spec replicas, status replicas and the label selector.
+	Scale(obj runtime.Object) (spec, status int32, selector string)
+	SetReplicas(obj runtime.Object, replicas int32)
+}
+
+// TableConvertor renders objects as rows of `kubectl get`.
+type TableConvertor interface {
+	// Columns lists the columns; the first is Name. Columns with Priority 1
+	// appear only with -o wide.
+	Columns() []metav1.TableColumnDefinition
+	// Cells returns one row's cells, in the order of Columns.
+	Cells(obj runtime.Object) ([]interface{}, error)
+}
+
+// AttrFunc returns an object's labels and its selectable fields
+// (metadata.name and metadata.namespace are always among them).
+type AttrFunc func(obj runtime.Object) (labels.Set, fields.Set, error)
+
+// Resource is everything the server needs to serve one resource.
+type Resource struct {
+	GroupVersion schema.GroupVersion
+	// Name is the plural resource name (pods); Singular its singular (pod).
+	Name       string
+	Singular   string
+	Kind       string
+	Namespaced bool
+	ShortNames []string
+	Categories []string
+
+	New     func() runtime.Object
+	NewList func() runtime.Object
+
+	Strategy Strategy
+	// Status is nil when the resource has no status subresource.
+	Status StatusStrategy
+	// Scale is nil when the resource has no scale subresource.
+	Scale Scaler
+	Table TableConvertor
+	// Attrs returns selectable fields beyond metadata.name/namespace; nil
+	// means just those two.
+	Attrs AttrFunc
+	// ExtraSubresources are served by dedicated handlers (pods/binding,
+	// pods/log); they are listed here for discovery.
+	ExtraSubresources []Subresource
+}
+
+// Subresource is a discovery entry for a subresource served by its own handler.
+type Subresource struct {
+	Name  string
+	Kind  string
+	Group string
+	Verbs []string
+}
+
+// GroupVersionResource returns the resource's GVR.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return r.GroupVersion.WithResource(r.Name)
+}
+
+// GroupVersionKind returns the resource's GVK.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GroupVersion.WithKind(r.Kind)
+}
+
+// ObjectAttrs returns labels and fields, metadata.name and metadata.namespace
+// included, for selectors.
+func (r *Resource) ObjectAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	m, err := metaAccessor(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs := fields.Set{"metadata.name": m.GetName()}
+	if r.Namespaced {
+		fs["metadata.namespace"] = m.GetNamespace()
+	}
+	ls := labels.Set(m.GetLabels())
+	if r.Attrs != nil {
+		_, extra, err := r.Attrs(obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		for k, v := range extra {
+			fs[k] = v
+		}
+	}
+	return ls, fs, nil
+}
