@@ -89,10 +89,9 @@ func (o *LeaderElection) Run(ctx context.Context, client kubernetes.Interface, r
 		return fmt.Errorf("leader elector: %w", err)
 	}
 	le.Run(ctx)
-	select {
-	case <-ctx.Done():
+	if ctx.Err() != nil {
 		return nil
-	case <-lost:
-		return fmt.Errorf("lost leadership of %s/%s", o.Namespace, o.Name)
 	}
+	<-lost
+	return fmt.Errorf("lost leadership of %s/%s", o.Namespace, o.Name)
 }
