@@ -1,0 +1,84 @@
+// Package validation holds the validation rules shared by the per-resource
+// strategies: pod specs (pods and every workload's pod template), resource
+// quantities and data keys. Error field paths and messages follow upstream so
+// that clients see the same "spec.containers[0].image: Required value".
+//
+// Pod template defaulting lives with the pod strategy (pod.DefaultPodSpec),
+// next to the pod defaults it shares.
+package validation
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+const isNegativeErrorMsg = "must be greater than or equal to 0"
+
+// NonnegativeQuantity rejects negative quantities.
+func NonnegativeQuantity(q resource.Quantity, fldPath *field.Path) field.ErrorList {
+	if q.Sign() < 0 {
+		return field.ErrorList{field.Invalid(fldPath, q.String(), isNegativeErrorMsg)}
+	}
+	return nil
+}
+
+// NonnegativeField rejects negative integers.
+func NonnegativeField(v int64, fldPath *field.Path) field.ErrorList {
+	return apimachineryvalidation.ValidateNonnegativeField(v, fldPath)
+}
+
+// DNSLabel checks a required value that must be an RFC 1123 label.
+func DNSLabel(value string, fldPath *field.Path) field.ErrorList {
+	if value == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	return messages(fldPath, value, validation.IsDNS1123Label(value))
+}
+
+// DNSSubdomain checks a required value that must be an RFC 1123 subdomain.
+func DNSSubdomain(value string, fldPath *field.Path) field.ErrorList {
+	if value == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	return messages(fldPath, value, validation.IsDNS1123Subdomain(value))
+}
+
+// DataKeys checks the keys of a ConfigMap's or Secret's data maps: each must be
+// a valid key, and no key may appear in both maps (seen collects keys across
+// calls; pass the same map for data and binaryData).
+func DataKeys[V any](data map[string]V, seen map[string]bool, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for k := range data {
+		errs = append(errs, messages(fldPath, k, validation.IsConfigMapKey(k))...)
+		if seen == nil {
+			continue
+		}
+		if seen[k] {
+			errs = append(errs, field.Invalid(fldPath, k, "duplicate of key present in other data maps"))
+		}
+		seen[k] = true
+	}
+	return errs
+}
+
+// messages turns the []string answers of the apimachinery predicates into
+// Invalid errors on fldPath.
+func messages(fldPath *field.Path, value interface{}, msgs []string) field.ErrorList {
+	var errs field.ErrorList
+	for _, m := range msgs {
+		errs = append(errs, field.Invalid(fldPath, value, m))
+	}
+	return errs
+}
+
+// inclusiveRange reports an Invalid error when v is outside [lo, hi].
+func inclusiveRange(v int64, lo, hi int64, fldPath *field.Path) field.ErrorList {
+	if v < lo || v > hi {
+		return field.ErrorList{field.Invalid(fldPath, v, fmt.Sprintf("must be between %d and %d, inclusive", lo, hi))}
+	}
+	return nil
+}

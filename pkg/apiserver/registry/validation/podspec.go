@@ -1,0 +1,615 @@
+package validation
+
+import (
+	"path"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// PodTemplateSpec checks a workload's pod template: its labels and
+// annotations, then its spec. The caller adds workload-specific rules (for
+// example that a Deployment's template restarts Always).
+func PodTemplateSpec(t *corev1.PodTemplateSpec, fldPath *field.Path) field.ErrorList {
+	if t == nil {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	metaPath := fldPath.Child("metadata")
+	errs := metav1validation.ValidateLabels(t.Labels, metaPath.Child("labels"))
+	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, metaPath.Child("annotations"))...)
+	errs = append(errs, PodSpec(&t.Spec, fldPath.Child("spec"))...)
+	return errs
+}
+
+// PodSpec checks a pod's spec as upstream does for the fields kube-lite acts
+// on: containers, volumes, restart and DNS policy, scheduling fields.
+func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	if spec == nil {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	var errs field.ErrorList
+	volumes, volErrs := volumes(spec.Volumes, fldPath.Child("volumes"))
+	errs = append(errs, volErrs...)
+
+	names := sets.New[string]()
+	initPath := fldPath.Child("initContainers")
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		p := initPath.Index(i)
+		errs = append(errs, container(c, names, volumes, spec.HostNetwork, p)...)
+		errs = append(errs, initContainerRules(c, p)...)
+	}
+	ctrPath := fldPath.Child("containers")
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(ctrPath, ""))
+	}
+	for i := range spec.Containers {
+		errs = append(errs, container(&spec.Containers[i], names, volumes, spec.HostNetwork, ctrPath.Index(i))...)
+	}
+
+	errs = append(errs, enum(string(spec.RestartPolicy), fldPath.Child("restartPolicy"),
+		string(corev1.RestartPolicyAlways), string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever))...)
+	errs = append(errs, enum(string(spec.DNSPolicy), fldPath.Child("dnsPolicy"),
+		string(corev1.DNSClusterFirstWithHostNet), string(corev1.DNSClusterFirst), string(corev1.DNSDefault), string(corev1.DNSNone))...)
+	if spec.DNSPolicy == corev1.DNSNone && spec.DNSConfig == nil {
+		errs = append(errs, field.Required(fldPath.Child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None"))
+	}
+	if spec.NodeName != "" {
+		errs = append(errs, messages(fldPath.Child("nodeName"), spec.NodeName, validation.IsDNS1123Subdomain(spec.NodeName))...)
+	}
+	if spec.ServiceAccountName != "" {
+		errs = append(errs, messages(fldPath.Child("serviceAccountName"), spec.ServiceAccountName,
+			validation.IsDNS1123Subdomain(spec.ServiceAccountName))...)
+	}
+	if spec.Hostname != "" {
+		errs = append(errs, messages(fldPath.Child("hostname"), spec.Hostname, validation.IsDNS1123Label(spec.Hostname))...)
+	}
+	if spec.Subdomain != "" {
+		errs = append(errs, messages(fldPath.Child("subdomain"), spec.Subdomain, validation.IsDNS1123Label(spec.Subdomain))...)
+	}
+	if spec.PriorityClassName != "" {
+		errs = append(errs, messages(fldPath.Child("priorityClassName"), spec.PriorityClassName,
+			validation.IsDNS1123Subdomain(spec.PriorityClassName))...)
+	}
+	if spec.ActiveDeadlineSeconds != nil {
+		errs = append(errs, inclusiveRange(*spec.ActiveDeadlineSeconds, 1, 2147483647, fldPath.Child("activeDeadlineSeconds"))...)
+	}
+	if spec.TerminationGracePeriodSeconds != nil && *spec.TerminationGracePeriodSeconds < 0 {
+		errs = append(errs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"),
+			*spec.TerminationGracePeriodSeconds, isNegativeErrorMsg))
+	}
+	errs = append(errs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
+	errs = append(errs, Tolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
+	for i, s := range spec.ImagePullSecrets {
+		if s.Name == "" {
+			errs = append(errs, field.Required(fldPath.Child("imagePullSecrets").Index(i).Child("name"), ""))
+		}
+	}
+	return errs
+}
+
+// Tolerations checks keys, operators and effects.
+func Tolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range tolerations {
+		p := fldPath.Index(i)
+		if t.Key != "" {
+			errs = append(errs, metav1validation.ValidateLabelName(t.Key, p.Child("key"))...)
+		}
+		if t.Key == "" && t.Operator != corev1.TolerationOpExists {
+			errs = append(errs, field.Invalid(p.Child("operator"), t.Operator,
+				"operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+		}
+		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+			errs = append(errs, field.Invalid(p.Child("effect"), t.Effect,
+				"effect must be 'NoExecute' when `tolerationSeconds` is set"))
+		}
+		switch t.Operator {
+		case corev1.TolerationOpEqual, "":
+			errs = append(errs, messages(p.Child("value"), t.Value, validation.IsValidLabelValue(t.Value))...)
+		case corev1.TolerationOpExists:
+			if t.Value != "" {
+				errs = append(errs, field.Invalid(p.Child("operator"), t.Value,
+					"value must be empty when `operator` is 'Exists'"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("operator"), t.Operator,
+				[]string{string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists)}))
+		}
+		if t.Effect != "" {
+			errs = append(errs, enum(string(t.Effect), p.Child("effect"),
+				string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute))...)
+		}
+	}
+	return errs
+}
+
+// enum reports Required for an empty value and NotSupported for one outside
+// allowed.
+func enum(value string, fldPath *field.Path, allowed ...string) field.ErrorList {
+	if value == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return field.ErrorList{field.NotSupported(fldPath, value, allowed)}
+}
+
+// volumes checks names and sources and returns the set of valid names for
+// the volume mounts to refer to.
+func volumes(vols []corev1.Volume, fldPath *field.Path) (sets.Set[string], field.ErrorList) {
+	names := sets.New[string]()
+	var errs field.ErrorList
+	for i := range vols {
+		v := &vols[i]
+		p := fldPath.Index(i)
+		nameErrs := DNSLabel(v.Name, p.Child("name"))
+		if names.Has(v.Name) {
+			nameErrs = append(nameErrs, field.Duplicate(p.Child("name"), v.Name))
+		}
+		errs = append(errs, nameErrs...)
+		if len(nameErrs) == 0 {
+			names.Insert(v.Name)
+		}
+		errs = append(errs, volumeSource(&v.VolumeSource, p)...)
+	}
+	return names, errs
+}
+
+// volumeSource insists on exactly one source and checks the sources that
+// the kubelet implements.
+func volumeSource(src *corev1.VolumeSource, fldPath *field.Path) field.ErrorList {
+	set := setPointerFields(src)
+	if len(set) == 0 {
+		return field.ErrorList{field.Required(fldPath, "must specify a volume type")}
+	}
+	if len(set) > 1 {
+		return field.ErrorList{field.Forbidden(fldPath.Child(set[1]), "may not specify more than 1 volume type")}
+	}
+	var errs field.ErrorList
+	switch {
+	case src.EmptyDir != nil:
+		if src.EmptyDir.SizeLimit != nil {
+			errs = append(errs, NonnegativeQuantity(*src.EmptyDir.SizeLimit, fldPath.Child("emptyDir", "sizeLimit"))...)
+		}
+	case src.HostPath != nil:
+		p := fldPath.Child("hostPath")
+		if src.HostPath.Path == "" {
+			errs = append(errs, field.Required(p.Child("path"), ""))
+		} else if hasDotDot(src.HostPath.Path) {
+			errs = append(errs, field.Invalid(p.Child("path"), src.HostPath.Path, "must not contain '..'"))
+		}
+		if t := src.HostPath.Type; t != nil && *t != corev1.HostPathUnset {
+			errs = append(errs, enum(string(*t), p.Child("type"),
+				string(corev1.HostPathDirectoryOrCreate), string(corev1.HostPathDirectory), string(corev1.HostPathFileOrCreate),
+				string(corev1.HostPathFile), string(corev1.HostPathSocket), string(corev1.HostPathCharDev), string(corev1.HostPathBlockDev))...)
+		}
+	case src.ConfigMap != nil:
+		p := fldPath.Child("configMap")
+		if src.ConfigMap.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		}
+		errs = append(errs, keyToPaths(src.ConfigMap.Items, p.Child("items"))...)
+		errs = append(errs, fileMode(src.ConfigMap.DefaultMode, p.Child("defaultMode"))...)
+	case src.Secret != nil:
+		p := fldPath.Child("secret")
+		if src.Secret.SecretName == "" {
+			errs = append(errs, field.Required(p.Child("secretName"), ""))
+		}
+		errs = append(errs, keyToPaths(src.Secret.Items, p.Child("items"))...)
+		errs = append(errs, fileMode(src.Secret.DefaultMode, p.Child("defaultMode"))...)
+	case src.PersistentVolumeClaim != nil:
+		if src.PersistentVolumeClaim.ClaimName == "" {
+			errs = append(errs, field.Required(fldPath.Child("persistentVolumeClaim", "claimName"), ""))
+		}
+	case src.DownwardAPI != nil:
+		p := fldPath.Child("downwardAPI")
+		errs = append(errs, fileMode(src.DownwardAPI.DefaultMode, p.Child("defaultMode"))...)
+		for i, item := range src.DownwardAPI.Items {
+			ip := p.Child("items").Index(i)
+			errs = append(errs, relativePath(item.Path, ip.Child("path"))...)
+			errs = append(errs, fileMode(item.Mode, ip.Child("mode"))...)
+			if (item.FieldRef == nil) == (item.ResourceFieldRef == nil) {
+				errs = append(errs, field.Invalid(ip, "", "fieldRef and resourceFieldRef can not be specified simultaneously"))
+			}
+		}
+	}
+	return errs
+}
+
+// setPointerFields lists, by JSON name, the non-nil pointer fields of a
+// struct of optional alternatives such as VolumeSource.
+func setPointerFields(v interface{}) []string {
+	rv := reflect.ValueOf(v).Elem()
+	var set []string
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Field(i)
+		if f.Kind() == reflect.Pointer && !f.IsNil() {
+			name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+			set = append(set, name)
+		}
+	}
+	return set
+}
+
+func keyToPaths(items []corev1.KeyToPath, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, it := range items {
+		p := fldPath.Index(i)
+		if it.Key == "" {
+			errs = append(errs, field.Required(p.Child("key"), ""))
+		}
+		errs = append(errs, relativePath(it.Path, p.Child("path"))...)
+		errs = append(errs, fileMode(it.Mode, p.Child("mode"))...)
+	}
+	return errs
+}
+
+func fileMode(mode *int32, fldPath *field.Path) field.ErrorList {
+	if mode != nil && (*mode < 0 || *mode > 0777) {
+		return field.ErrorList{field.Invalid(fldPath, *mode, "must be a number between 0 and 0777 (octal), both inclusive")}
+	}
+	return nil
+}
+
+// relativePath requires a path that stays below the directory it is joined
+// to: the kubelet writes projected files there.
+func relativePath(p string, fldPath *field.Path) field.ErrorList {
+	if p == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	var errs field.ErrorList
+	if path.IsAbs(p) {
+		errs = append(errs, field.Invalid(fldPath, p, "must be a relative path"))
+	}
+	if hasDotDot(p) {
+		errs = append(errs, field.Invalid(fldPath, p, "must not contain '..'"))
+	}
+	return errs
+}
+
+func hasDotDot(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// container checks one container; names collects container names across
+// init and regular containers, which share one namespace.
+func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[string], hostNetwork bool, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	namePath := fldPath.Child("name")
+	if c.Name == "" {
+		errs = append(errs, field.Required(namePath, ""))
+	} else {
+		errs = append(errs, messages(namePath, c.Name, validation.IsDNS1123Label(c.Name))...)
+		if names.Has(c.Name) {
+			errs = append(errs, field.Duplicate(namePath, c.Name))
+		}
+		names.Insert(c.Name)
+	}
+	if c.Image == "" {
+		errs = append(errs, field.Required(fldPath.Child("image"), ""))
+	} else if strings.TrimSpace(c.Image) != c.Image {
+		errs = append(errs, field.Invalid(fldPath.Child("image"), c.Image, "must not have leading or trailing whitespace"))
+	}
+	errs = append(errs, enum(string(c.ImagePullPolicy), fldPath.Child("imagePullPolicy"),
+		string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))...)
+	errs = append(errs, enum(string(c.TerminationMessagePolicy), fldPath.Child("terminationMessagePolicy"),
+		string(corev1.TerminationMessageReadFile), string(corev1.TerminationMessageFallbackToLogsOnError))...)
+	errs = append(errs, ports(c.Ports, hostNetwork, fldPath.Child("ports"))...)
+	errs = append(errs, envVars(c.Env, fldPath.Child("env"))...)
+	errs = append(errs, envFrom(c.EnvFrom, fldPath.Child("envFrom"))...)
+	errs = append(errs, volumeMounts(c.VolumeMounts, volumes, fldPath.Child("volumeMounts"))...)
+	errs = append(errs, ResourceRequirements(&c.Resources, fldPath.Child("resources"))...)
+	errs = append(errs, probe(c.LivenessProbe, true, fldPath.Child("livenessProbe"))...)
+	errs = append(errs, probe(c.ReadinessProbe, false, fldPath.Child("readinessProbe"))...)
+	errs = append(errs, probe(c.StartupProbe, true, fldPath.Child("startupProbe"))...)
+	if c.Lifecycle != nil {
+		lp := fldPath.Child("lifecycle")
+		if c.Lifecycle.PostStart != nil {
+			errs = append(errs, lifecycleHandler(c.Lifecycle.PostStart, lp.Child("postStart"))...)
+		}
+		if c.Lifecycle.PreStop != nil {
+			errs = append(errs, lifecycleHandler(c.Lifecycle.PreStop, lp.Child("preStop"))...)
+		}
+	}
+	return errs
+}
+
+// initContainerRules: only sidecars (restartPolicy Always) run alongside the
+// main containers, so only they may have probes and lifecycle hooks.
+func initContainerRules(c *corev1.Container, fldPath *field.Path) field.ErrorList {
+	if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		return nil
+	}
+	var errs field.ErrorList
+	if c.RestartPolicy != nil {
+		errs = append(errs, field.NotSupported(fldPath.Child("restartPolicy"), *c.RestartPolicy,
+			[]string{string(corev1.ContainerRestartPolicyAlways)}))
+	}
+	const msg = "may not be set for init containers without restartPolicy=Always"
+	if c.Lifecycle != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("lifecycle"), msg))
+	}
+	if c.LivenessProbe != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("livenessProbe"), msg))
+	}
+	if c.ReadinessProbe != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("readinessProbe"), msg))
+	}
+	if c.StartupProbe != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("startupProbe"), msg))
+	}
+	return errs
+}
+
+func ports(ps []corev1.ContainerPort, hostNetwork bool, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, p := range ps {
+		ip := fldPath.Index(i)
+		if p.Name != "" {
+			errs = append(errs, messages(ip.Child("name"), p.Name, validation.IsValidPortName(p.Name))...)
+			if names.Has(p.Name) {
+				errs = append(errs, field.Duplicate(ip.Child("name"), p.Name))
+			}
+			names.Insert(p.Name)
+		}
+		if p.ContainerPort == 0 {
+			errs = append(errs, field.Required(ip.Child("containerPort"), ""))
+		} else {
+			errs = append(errs, messages(ip.Child("containerPort"), p.ContainerPort, validation.IsValidPortNum(int(p.ContainerPort)))...)
+		}
+		if p.HostPort != 0 {
+			errs = append(errs, messages(ip.Child("hostPort"), p.HostPort, validation.IsValidPortNum(int(p.HostPort)))...)
+			if hostNetwork && p.HostPort != p.ContainerPort {
+				errs = append(errs, field.Invalid(ip.Child("containerPort"), p.ContainerPort,
+					"must match `hostPort` when `hostNetwork` is true"))
+			}
+		}
+		errs = append(errs, Protocol(p.Protocol, ip.Child("protocol"))...)
+	}
+	return errs
+}
+
+// Protocol accepts TCP, UDP and SCTP.
+func Protocol(p corev1.Protocol, fldPath *field.Path) field.ErrorList {
+	return enum(string(p), fldPath, string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP))
+}
+
+var fieldRefPaths = []string{
+	"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations",
+	"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+}
+
+var resourceFieldRefs = []string{
+	"limits.cpu", "limits.memory", "limits.ephemeral-storage",
+	"requests.cpu", "requests.memory", "requests.ephemeral-storage",
+}
+
+func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, ev := range env {
+		ip := fldPath.Index(i)
+		if ev.Name == "" {
+			errs = append(errs, field.Required(ip.Child("name"), ""))
+		} else {
+			// Upstream relaxed env var names (RelaxedEnvironmentVariableValidation, GA
+			// in 1.34): any printable ASCII but '='.
+			errs = append(errs, messages(ip.Child("name"), ev.Name, validation.IsRelaxedEnvVarName(ev.Name))...)
+		}
+		if ev.ValueFrom == nil {
+			continue
+		}
+		vp := ip.Child("valueFrom")
+		if ev.Value != "" {
+			errs = append(errs, field.Invalid(vp, "", "may not be specified when `value` is not empty"))
+		}
+		src := ev.ValueFrom
+		n := 0
+		if src.FieldRef != nil {
+			n++
+			fp := vp.Child("fieldRef")
+			if src.FieldRef.APIVersion == "" {
+				errs = append(errs, field.Required(fp.Child("apiVersion"), ""))
+			}
+			errs = append(errs, fieldRefPath(src.FieldRef.FieldPath, fp.Child("fieldPath"))...)
+		}
+		if src.ResourceFieldRef != nil {
+			n++
+			rp := vp.Child("resourceFieldRef", "resource")
+			if src.ResourceFieldRef.Resource == "" {
+				errs = append(errs, field.Required(rp, ""))
+			} else if !sets.New(resourceFieldRefs...).Has(src.ResourceFieldRef.Resource) {
+				errs = append(errs, field.NotSupported(rp, src.ResourceFieldRef.Resource, resourceFieldRefs))
+			}
+		}
+		if src.ConfigMapKeyRef != nil {
+			n++
+			errs = append(errs, keyRef(src.ConfigMapKeyRef.Name, src.ConfigMapKeyRef.Key, vp.Child("configMapKeyRef"))...)
+		}
+		if src.SecretKeyRef != nil {
+			n++
+			errs = append(errs, keyRef(src.SecretKeyRef.Name, src.SecretKeyRef.Key, vp.Child("secretKeyRef"))...)
+		}
+		if src.FileKeyRef != nil {
+			n++
+		}
+		switch {
+		case n == 0:
+			errs = append(errs, field.Invalid(vp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
+		case n > 1:
+			errs = append(errs, field.Invalid(vp, "", "may not have more than one field specified at a time"))
+		}
+	}
+	return errs
+}
+
+func fieldRefPath(p string, fldPath *field.Path) field.ErrorList {
+	if p == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	// metadata.labels['key'] and metadata.annotations['key'] select one entry.
+	base, _, subscripted := strings.Cut(p, "[")
+	if subscripted && base != "metadata.labels" && base != "metadata.annotations" {
+		return field.ErrorList{field.Invalid(fldPath, p, "error converting fieldPath: field label does not support subscript")}
+	}
+	for _, ok := range fieldRefPaths {
+		if base == ok {
+			return nil
+		}
+	}
+	return field.ErrorList{field.NotSupported(fldPath, p, fieldRefPaths)}
+}
+
+func keyRef(name, key string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if name == "" {
+		errs = append(errs, field.Required(fldPath.Child("name"), ""))
+	}
+	if key == "" {
+		errs = append(errs, field.Required(fldPath.Child("key"), ""))
+	} else {
+		errs = append(errs, messages(fldPath.Child("key"), key, validation.IsConfigMapKey(key))...)
+	}
+	return errs
+}
+
+func envFrom(srcs []corev1.EnvFromSource, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, s := range srcs {
+		ip := fldPath.Index(i)
+		if s.Prefix != "" {
+			errs = append(errs, messages(ip.Child("prefix"), s.Prefix, validation.IsRelaxedEnvVarName(s.Prefix))...)
+		}
+		switch {
+		case s.ConfigMapRef != nil && s.SecretRef != nil:
+			errs = append(errs, field.Invalid(ip, "", "may not have more than one field specified at a time"))
+		case s.ConfigMapRef != nil:
+			if s.ConfigMapRef.Name == "" {
+				errs = append(errs, field.Required(ip.Child("configMapRef", "name"), ""))
+			}
+		case s.SecretRef != nil:
+			if s.SecretRef.Name == "" {
+				errs = append(errs, field.Required(ip.Child("secretRef", "name"), ""))
+			}
+		default:
+			errs = append(errs, field.Invalid(ip, "", "must specify one of: `configMapRef` or `secretRef`"))
+		}
+	}
+	return errs
+}
+
+func volumeMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	paths := sets.New[string]()
+	for i, m := range mounts {
+		ip := fldPath.Index(i)
+		if m.Name == "" {
+			errs = append(errs, field.Required(ip.Child("name"), ""))
+		} else if !volumes.Has(m.Name) {
+			errs = append(errs, field.NotFound(ip.Child("name"), m.Name))
+		}
+		if m.MountPath == "" {
+			errs = append(errs, field.Required(ip.Child("mountPath"), ""))
+		} else {
+			if paths.Has(m.MountPath) {
+				errs = append(errs, field.Invalid(ip.Child("mountPath"), m.MountPath, "must be unique"))
+			}
+			paths.Insert(m.MountPath)
+		}
+		if m.SubPath != "" {
+			if path.IsAbs(m.SubPath) {
+				errs = append(errs, field.Invalid(ip.Child("subPath"), m.SubPath, "must be a relative path"))
+			}
+			if hasDotDot(m.SubPath) {
+				errs = append(errs, field.Invalid(ip.Child("subPath"), m.SubPath, "must not contain '..'"))
+			}
+		}
+	}
+	return errs
+}
+
+func probe(p *corev1.Probe, successMustBeOne bool, fldPath *field.Path) field.ErrorList {
+	if p == nil {
+		return nil
+	}
+	h := &p.ProbeHandler
+	errs := handler(setPointerFields(h), h.Exec, h.HTTPGet, h.TCPSocket, fldPath)
+	if h.GRPC != nil {
+		errs = append(errs, messages(fldPath.Child("grpc", "port"), h.GRPC.Port, validation.IsValidPortNum(int(h.GRPC.Port)))...)
+	}
+	errs = append(errs, NonnegativeField(int64(p.InitialDelaySeconds), fldPath.Child("initialDelaySeconds"))...)
+	errs = append(errs, NonnegativeField(int64(p.TimeoutSeconds), fldPath.Child("timeoutSeconds"))...)
+	errs = append(errs, NonnegativeField(int64(p.PeriodSeconds), fldPath.Child("periodSeconds"))...)
+	errs = append(errs, NonnegativeField(int64(p.SuccessThreshold), fldPath.Child("successThreshold"))...)
+	errs = append(errs, NonnegativeField(int64(p.FailureThreshold), fldPath.Child("failureThreshold"))...)
+	if successMustBeOne && p.SuccessThreshold != 1 {
+		errs = append(errs, field.Invalid(fldPath.Child("successThreshold"), p.SuccessThreshold, "must be 1"))
+	}
+	if p.TerminationGracePeriodSeconds != nil && *p.TerminationGracePeriodSeconds <= 0 {
+		errs = append(errs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"), *p.TerminationGracePeriodSeconds,
+			"must be greater than 0"))
+	}
+	return errs
+}
+
+func lifecycleHandler(h *corev1.LifecycleHandler, fldPath *field.Path) field.ErrorList {
+	errs := handler(setPointerFields(h), h.Exec, h.HTTPGet, h.TCPSocket, fldPath)
+	if h.Sleep != nil && h.Sleep.Seconds < 0 {
+		errs = append(errs, field.Invalid(fldPath.Child("sleep", "seconds"), h.Sleep.Seconds, isNegativeErrorMsg))
+	}
+	return errs
+}
+
+// handler checks the action shared by probes and lifecycle hooks: exactly
+// one kind (set lists the kinds given), and that kind's own fields.
+func handler(set []string, exec *corev1.ExecAction, get *corev1.HTTPGetAction, tcp *corev1.TCPSocketAction, fldPath *field.Path) field.ErrorList {
+	if len(set) == 0 {
+		return field.ErrorList{field.Required(fldPath, "must specify a handler type")}
+	}
+	if len(set) > 1 {
+		return field.ErrorList{field.Forbidden(fldPath.Child(set[1]), "may not specify more than 1 handler type")}
+	}
+	var errs field.ErrorList
+	if exec != nil && len(exec.Command) == 0 {
+		errs = append(errs, field.Required(fldPath.Child("exec", "command"), ""))
+	}
+	if get != nil {
+		p := fldPath.Child("httpGet")
+		if get.Path == "" {
+			errs = append(errs, field.Required(p.Child("path"), ""))
+		}
+		errs = append(errs, portNumOrName(get.Port, p.Child("port"))...)
+		errs = append(errs, enum(string(get.Scheme), p.Child("scheme"), string(corev1.URISchemeHTTP), string(corev1.URISchemeHTTPS))...)
+		for i, hdr := range get.HTTPHeaders {
+			errs = append(errs, messages(p.Child("httpHeaders").Index(i).Child("name"), hdr.Name, validation.IsHTTPHeaderName(hdr.Name))...)
+		}
+	}
+	if tcp != nil {
+		errs = append(errs, portNumOrName(tcp.Port, fldPath.Child("tcpSocket", "port"))...)
+	}
+	return errs
+}
+
+// PortNumOrName accepts a port number (1-65535) or an IANA service name.
+func portNumOrName(port intstr.IntOrString, fldPath *field.Path) field.ErrorList {
+	if port.Type == intstr.String {
+		return messages(fldPath, port.StrVal, validation.IsValidPortName(port.StrVal))
+	}
+	return messages(fldPath, port.IntVal, validation.IsValidPortNum(int(port.IntVal)))
+}

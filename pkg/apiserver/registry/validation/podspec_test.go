@@ -1,0 +1,161 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// validSpec is a defaulted pod spec that passes validation.
+func validSpec() corev1.PodSpec {
+	return corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyAlways,
+		DNSPolicy:     corev1.DNSClusterFirst,
+		Volumes:       []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		Containers: []corev1.Container{{
+			Name: "web", Image: "nginx:1.27",
+			ImagePullPolicy:          corev1.PullIfNotPresent,
+			TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+			Ports:                    []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+			Env:                      []corev1.EnvVar{{Name: "MODE", Value: "prod"}},
+			VolumeMounts:             []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")},
+			},
+			LivenessProbe: &corev1.Probe{
+				ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http"), Scheme: corev1.URISchemeHTTP}},
+				TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3,
+			},
+		}},
+	}
+}
+
+// errorStrings renders errors the way the API reports them, one per entry.
+func errorStrings(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func TestPodSpec(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(s *corev1.PodSpec)
+		want   []string // prefixes of the expected errors, in order
+	}{
+		{"valid", func(s *corev1.PodSpec) {}, nil},
+		{"no containers", func(s *corev1.PodSpec) { s.Containers = nil }, []string{"spec.containers: Required value"}},
+		{"image missing", func(s *corev1.PodSpec) { s.Containers[0].Image = "" },
+			[]string{"spec.containers[0].image: Required value"}},
+		{"container name invalid", func(s *corev1.PodSpec) { s.Containers[0].Name = "Web_1" },
+			[]string{`spec.containers[0].name: Invalid value: "Web_1"`}},
+		{"duplicate across init and regular", func(s *corev1.PodSpec) {
+			s.InitContainers = []corev1.Container{s.Containers[0]}
+			s.InitContainers[0].LivenessProbe = nil
+		}, []string{`spec.containers[0].name: Duplicate value: "web"`}},
+		{"init container probe", func(s *corev1.PodSpec) {
+			s.InitContainers = []corev1.Container{s.Containers[0]}
+			s.InitContainers[0].Name = "init"
+		}, []string{"spec.initContainers[0].livenessProbe: Forbidden"}},
+		{"sidecar may have probes", func(s *corev1.PodSpec) {
+			always := corev1.ContainerRestartPolicyAlways
+			s.InitContainers = []corev1.Container{s.Containers[0]}
+			s.InitContainers[0].Name = "sidecar"
+			s.InitContainers[0].RestartPolicy = &always
+		}, nil},
+		{"port out of range", func(s *corev1.PodSpec) { s.Containers[0].Ports[0].ContainerPort = 70000 },
+			[]string{"spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"}},
+		{"port zero", func(s *corev1.PodSpec) { s.Containers[0].Ports[0].ContainerPort = 0 },
+			[]string{"spec.containers[0].ports[0].containerPort: Required value"}},
+		{"bad protocol", func(s *corev1.PodSpec) { s.Containers[0].Ports[0].Protocol = "ICMP" },
+			[]string{`spec.containers[0].ports[0].protocol: Unsupported value: "ICMP"`}},
+		{"negative request", func(s *corev1.PodSpec) {
+			s.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("-1Mi")
+		}, []string{`spec.containers[0].resources.requests[memory]: Invalid value: "-1Mi": must be greater than or equal to 0`}},
+		{"request above limit", func(s *corev1.PodSpec) {
+			s.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
+		}, []string{`spec.containers[0].resources.requests[cpu]: Invalid value: "1": must be less than or equal to cpu limit of 200m`}},
+		{"unknown resource", func(s *corev1.PodSpec) {
+			s.Containers[0].Resources.Limits["gpu"] = resource.MustParse("1")
+		}, []string{`spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers`}},
+		{"restart policy", func(s *corev1.PodSpec) { s.RestartPolicy = "Sometimes" },
+			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
+		{"volume without source", func(s *corev1.PodSpec) { s.Volumes[0].VolumeSource = corev1.VolumeSource{} },
+			[]string{"spec.volumes[0]: Required value: must specify a volume type"}},
+		{"volume with two sources", func(s *corev1.PodSpec) {
+			s.Volumes[0].HostPath = &corev1.HostPathVolumeSource{Path: "/tmp"}
+		}, []string{"spec.volumes[0].emptyDir: Forbidden: may not specify more than 1 volume type"}},
+		{"duplicate volume", func(s *corev1.PodSpec) { s.Volumes = append(s.Volumes, s.Volumes[0]) },
+			[]string{`spec.volumes[1].name: Duplicate value: "data"`}},
+		{"mount of unknown volume", func(s *corev1.PodSpec) { s.Containers[0].VolumeMounts[0].Name = "logs" },
+			[]string{`spec.containers[0].volumeMounts[0].name: Not found: "logs"`}},
+		{"env name with =", func(s *corev1.PodSpec) { s.Containers[0].Env[0].Name = "A=B" },
+			[]string{`spec.containers[0].env[0].name: Invalid value: "A=B"`}},
+		{"env value and valueFrom", func(s *corev1.PodSpec) {
+			s.Containers[0].Env[0].ValueFrom = &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}
+		}, []string{"spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty"}},
+		{"probe with two handlers", func(s *corev1.PodSpec) {
+			s.Containers[0].LivenessProbe.Exec = &corev1.ExecAction{Command: []string{"true"}}
+		}, []string{"spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type"}},
+		{"probe without handler", func(s *corev1.PodSpec) { s.Containers[0].LivenessProbe.ProbeHandler = corev1.ProbeHandler{} },
+			[]string{"spec.containers[0].livenessProbe: Required value: must specify a handler type"}},
+		{"node name", func(s *corev1.PodSpec) { s.NodeName = "Node_1" },
+			[]string{`spec.nodeName: Invalid value: "Node_1"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := validSpec()
+			tt.mutate(&s)
+			got := errorStrings(PodSpec(&s, field.NewPath("spec")))
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d errors %q, want %d %q", len(got), got, len(tt.want), tt.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.want[i]) {
+					t.Errorf("error %d = %q, want prefix %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestPodSpecNilSafe(t *testing.T) {
+	// Decoded objects can carry empty structs everywhere; none may panic.
+	s := corev1.PodSpec{
+		Volumes:        []corev1.Volume{{}},
+		InitContainers: []corev1.Container{{LivenessProbe: &corev1.Probe{}, Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}}},
+		Containers: []corev1.Container{{
+			Env:     []corev1.EnvVar{{ValueFrom: &corev1.EnvVarSource{}}},
+			EnvFrom: []corev1.EnvFromSource{{}},
+			Ports:   []corev1.ContainerPort{{}},
+		}},
+		Tolerations: []corev1.Toleration{{}},
+	}
+	if errs := PodSpec(&s, field.NewPath("spec")); len(errs) == 0 {
+		t.Fatal("an empty spec validated")
+	}
+	if errs := PodSpec(nil, field.NewPath("spec")); len(errs) != 1 {
+		t.Fatalf("nil spec: %v", errs)
+	}
+	if errs := PodTemplateSpec(nil, field.NewPath("spec", "template")); len(errs) != 1 {
+		t.Fatalf("nil template: %v", errs)
+	}
+}
+
+func TestDataKeys(t *testing.T) {
+	seen := map[string]bool{}
+	errs := DataKeys(map[string]string{"a.txt": "x", "bad/key": "y"}, seen, field.NewPath("data"))
+	errs = append(errs, DataKeys(map[string][]byte{"a.txt": nil}, seen, field.NewPath("binaryData"))...)
+	got := errorStrings(errs)
+	if len(got) != 2 || !strings.HasPrefix(got[0], `data: Invalid value: "bad/key"`) ||
+		got[1] != `binaryData: Invalid value: "a.txt": duplicate of key present in other data maps` {
+		t.Fatalf("got %q", got)
+	}
+}
