@@ -1,0 +1,173 @@
+package deployment
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+)
+
+func validateSpec(spec *appsv1.DeploymentSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(ptr.Deref(spec.Replicas, 0)), fldPath.Child("replicas"))...)
+
+	selPath := fldPath.Child("selector")
+	if spec.Selector == nil {
+		allErrs = append(allErrs, field.Required(selPath, ""))
+	} else {
+		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, selPath)...)
+		if len(spec.Selector.MatchLabels)+len(spec.Selector.MatchExpressions) == 0 {
+			allErrs = append(allErrs, field.Invalid(selPath, spec.Selector, "empty selector is invalid for deployment"))
+		}
+		// An unparsable selector is already reported; matching needs one.
+		if selector, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil {
+			allErrs = append(allErrs, validateTemplate(&spec.Template, selector, fldPath.Child("template"))...)
+		}
+	}
+
+	allErrs = append(allErrs, validateStrategy(&spec.Strategy, fldPath.Child("strategy"))...)
+	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
+	if spec.RevisionHistoryLimit != nil {
+		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit), fldPath.Child("revisionHistoryLimit"))...)
+	}
+	if spec.ProgressDeadlineSeconds != nil {
+		pds := *spec.ProgressDeadlineSeconds
+		pdsPath := fldPath.Child("progressDeadlineSeconds")
+		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(pds), pdsPath)...)
+		if pds <= spec.MinReadySeconds {
+			allErrs = append(allErrs, field.Invalid(pdsPath, pds, "must be greater than minReadySeconds"))
+		}
+	}
+	return allErrs
+}
+
+// validateTemplate checks that the pods the deployment makes are pods it
+// selects and that they may keep running forever.
+func validateTemplate(t *corev1.PodTemplateSpec, selector labels.Selector, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if !selector.Empty() && !selector.Matches(labels.Set(t.Labels)) {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))
+	}
+	allErrs = append(allErrs, validatePodTemplate(t, fldPath)...)
+	if t.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("spec", "restartPolicy"), t.Spec.RestartPolicy,
+			[]corev1.RestartPolicy{corev1.RestartPolicyAlways}))
+	}
+	if t.Spec.ActiveDeadlineSeconds != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("spec", "activeDeadlineSeconds"), "activeDeadlineSeconds in ReplicaSet is not Supported"))
+	}
+	return allErrs
+}
+
+func validateStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	switch s.Type {
+	case appsv1.RecreateDeploymentStrategyType:
+		if s.RollingUpdate != nil {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child("rollingUpdate"),
+				fmt.Sprintf("may not be specified when strategy `type` is '%s'", appsv1.RecreateDeploymentStrategyType)))
+		}
+	case appsv1.RollingUpdateDeploymentStrategyType:
+		if s.RollingUpdate == nil {
+			// Defaulting always fills it; reaching here means a caller skipped Default.
+			allErrs = append(allErrs, field.Required(fldPath.Child("rollingUpdate"), "this should be defaulted and never be nil"))
+		} else {
+			allErrs = append(allErrs, validateRollingUpdate(s.RollingUpdate, fldPath.Child("rollingUpdate"))...)
+		}
+	default:
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), s.Type,
+			[]appsv1.DeploymentStrategyType{appsv1.RecreateDeploymentStrategyType, appsv1.RollingUpdateDeploymentStrategyType}))
+	}
+	return allErrs
+}
+
+func validateRollingUpdate(ru *appsv1.RollingUpdateDeployment, fldPath *field.Path) field.ErrorList {
+	unavailPath, surgePath := fldPath.Child("maxUnavailable"), fldPath.Child("maxSurge")
+	allErrs := validateIntOrPercent(ru.MaxUnavailable, unavailPath)
+	allErrs = append(allErrs, validateIntOrPercent(ru.MaxSurge, surgePath)...)
+	if len(allErrs) > 0 {
+		return allErrs
+	}
+	// A rollout that may neither add nor remove a pod can never progress.
+	if intOrPercentValue(ru.MaxUnavailable) == 0 && intOrPercentValue(ru.MaxSurge) == 0 {
+		allErrs = append(allErrs, field.Invalid(unavailPath, ru.MaxUnavailable, "may not be 0 when `maxSurge` is 0"))
+	}
+	if ru.MaxUnavailable != nil && ru.MaxUnavailable.Type == intstr.String && intOrPercentValue(ru.MaxUnavailable) > 100 {
+		allErrs = append(allErrs, field.Invalid(unavailPath, ru.MaxUnavailable, "must not be greater than 100%"))
+	}
+	return allErrs
+}
+
+func validateIntOrPercent(v *intstr.IntOrString, fldPath *field.Path) field.ErrorList {
+	if v == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	switch v.Type {
+	case intstr.String:
+		for _, msg := range utilvalidation.IsValidPercent(v.StrVal) {
+			allErrs = append(allErrs, field.Invalid(fldPath, v, msg))
+		}
+	case intstr.Int:
+		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(v.IntValue()), fldPath)...)
+	default:
+		allErrs = append(allErrs, field.Invalid(fldPath, v, "must be an integer or percentage (e.g '5%')"))
+	}
+	return allErrs
+}
+
+// intOrPercentValue is the number itself, or the percentage without its sign;
+// only meaningful after validateIntOrPercent passed.
+func intOrPercentValue(v *intstr.IntOrString) int {
+	if v == nil {
+		return 0
+	}
+	if v.Type == intstr.Int {
+		return v.IntValue()
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func validateStatus(status *appsv1.DeploymentStatus, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(status.ObservedGeneration, fldPath.Child("observedGeneration"))...)
+	counts := []struct {
+		name  string
+		value int32
+	}{
+		{"replicas", status.Replicas},
+		{"updatedReplicas", status.UpdatedReplicas},
+		{"readyReplicas", status.ReadyReplicas},
+		{"availableReplicas", status.AvailableReplicas},
+		{"unavailableReplicas", status.UnavailableReplicas},
+		{"terminatingReplicas", ptr.Deref(status.TerminatingReplicas, 0)},
+		{"collisionCount", ptr.Deref(status.CollisionCount, 0)},
+	}
+	for _, c := range counts {
+		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(c.value), fldPath.Child(c.name))...)
+	}
+	const msg = "cannot be greater than status.replicas"
+	for _, c := range counts[1:4] {
+		if c.value > status.Replicas {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child(c.name), c.value, msg))
+		}
+	}
+	if status.AvailableReplicas > status.ReadyReplicas {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("availableReplicas"), status.AvailableReplicas, "cannot be greater than readyReplicas"))
+	}
+	return allErrs
+}
