@@ -15,6 +15,8 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
 func validateSpec(spec *appsv1.DeploymentSpec, fldPath *field.Path) field.ErrorList {
@@ -58,7 +60,7 @@ func validateTemplate(t *corev1.PodTemplateSpec, selector labels.Selector, fldPa
 	if !selector.Empty() && !selector.Matches(labels.Set(t.Labels)) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))
 	}
-	allErrs = append(allErrs, validatePodTemplate(t, fldPath)...)
+	allErrs = append(allErrs, validation.PodTemplateSpec(t, fldPath)...)
 	if t.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("spec", "restartPolicy"), t.Spec.RestartPolicy,
 			[]corev1.RestartPolicy{corev1.RestartPolicyAlways}))

@@ -32,7 +32,7 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		Strategy:     strategy{},
 		Status:       statusStrategy{},
 		Scale:        scaler{},
-		Table:        table{clock: c},
+		Table:        table(c),
 	}
 }
 

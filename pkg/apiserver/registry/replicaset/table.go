@@ -1,62 +1,39 @@
 package replicaset
 
 import (
-	"strings"
-
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
 )
 
-type table struct {
-	clock clock.PassiveClock
-}
-
-func (table) Columns() []metav1.TableColumnDefinition {
-	return []metav1.TableColumnDefinition{
-		{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
-		{Name: "Desired", Type: "integer", Description: appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]},
-		{Name: "Current", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]},
-		{Name: "Ready", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]},
-		{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
-		{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."},
-		{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."},
-		{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]},
+// table renders `kubectl get replicasets` as upstream:
+// NAME DESIRED CURRENT READY AGE, wide adds CONTAINERS IMAGES SELECTOR.
+func table(c clock.PassiveClock) registry.TableConvertor {
+	cols := []metav1.TableColumnDefinition{
+		tableutil.NameColumn(),
+		tableutil.Column("Desired", "integer", 0, appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]),
+		tableutil.Column("Current", "integer", 0, appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]),
+		tableutil.Column("Ready", "integer", 0, appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]),
+		tableutil.AgeColumn(),
+		tableutil.Column("Containers", "string", 1, "Names of each container in the template."),
+		tableutil.Column("Images", "string", 1, "Images referenced by each container in the template."),
+		tableutil.Column("Selector", "string", 1, appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]),
 	}
-}
-
-func (t table) Cells(obj runtime.Object) ([]interface{}, error) {
-	rs := obj.(*appsv1.ReplicaSet)
-	names, images := containerCells(rs.Spec.Template.Spec.Containers)
-	return []interface{}{
-		rs.Name,
-		int64(ptr.Deref(rs.Spec.Replicas, 0)),
-		int64(rs.Status.Replicas),
-		int64(rs.Status.ReadyReplicas),
-		age(t.clock, rs.CreationTimestamp),
-		names,
-		images,
-		metav1.FormatLabelSelector(rs.Spec.Selector),
-	}, nil
-}
-
-func containerCells(containers []corev1.Container) (names, images string) {
-	n := make([]string, 0, len(containers))
-	i := make([]string, 0, len(containers))
-	for _, c := range containers {
-		n = append(n, c.Name)
-		i = append(i, c.Image)
-	}
-	return strings.Join(n, ","), strings.Join(i, ",")
-}
-
-func age(c clock.PassiveClock, created metav1.Time) string {
-	if created.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(c.Since(created.Time))
+	return tableutil.New(cols, func(rs *appsv1.ReplicaSet) []interface{} {
+		names, images := tableutil.ContainersAndImages(rs.Spec.Template.Spec.Containers)
+		return []interface{}{
+			rs.Name,
+			int64(ptr.Deref(rs.Spec.Replicas, 0)),
+			int64(rs.Status.Replicas),
+			int64(rs.Status.ReadyReplicas),
+			tableutil.Age(rs.CreationTimestamp, c.Now()),
+			names,
+			images,
+			metav1.FormatLabelSelector(rs.Spec.Selector),
+		}
+	})
 }
