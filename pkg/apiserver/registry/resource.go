@@ -48,6 +48,18 @@ type Scaler interface {
 	SetReplicas(obj runtime.Object, replicas int32)
 }
 
+// DeletionStrategy decides how an object is deleted.
+type DeletionStrategy interface {
+	// GracePeriod returns the grace period for deleting obj given the one
+	// the client asked for (nil when none): pods default to their
+	// terminationGracePeriodSeconds and go at once when never scheduled.
+	GracePeriod(obj runtime.Object, requested *int64) int64
+	// PrepareForDelete marks obj as being deleted (namespaces turn
+	// Terminating) and reports whether it must stay until a spec finalizer
+	// lets it go.
+	PrepareForDelete(obj runtime.Object) (wait bool)
+}
+
 // TableConvertor renders objects as rows of `kubectl get`.
 type TableConvertor interface {
 	// Columns lists the columns; the first is Name. Columns with Priority 1
@@ -84,6 +96,12 @@ type Resource struct {
 	// Attrs returns selectable fields beyond metadata.name/namespace; nil
 	// means just those two.
 	Attrs AttrFunc
+	// ValidateName checks metadata.name (prefix: a generateName); nil means
+	// a DNS-1123 subdomain, as most resources require.
+	ValidateName func(name string, prefix bool) []string
+	// Deletion customizes graceful deletion; nil deletes at once (unless
+	// finalizers hold the object).
+	Deletion DeletionStrategy
 	// ExtraSubresources are served by dedicated handlers (pods/binding,
 	// pods/log); they are listed here for discovery.
 	ExtraSubresources []Subresource

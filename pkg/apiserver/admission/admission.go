@@ -1,0 +1,87 @@
+// Package admission runs the plugins that may change (mutating) and then
+// check (validating) an object after authorization and before it is stored.
+package admission
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
+)
+
+// Operation is what the request does to the object.
+type Operation string
+
+// Operations, named as in AdmissionReview.
+const (
+	Create  Operation = "CREATE"
+	Update  Operation = "UPDATE"
+	Delete  Operation = "DELETE"
+	Connect Operation = "CONNECT"
+)
+
+// Attributes describe the request being admitted.
+type Attributes struct {
+	Operation   Operation
+	Resource    *registry.Resource
+	Subresource string
+	Namespace   string
+	Name        string
+	// Object is the new object (nil on delete); mutating plugins change it in place.
+	Object runtime.Object
+	// OldObject is the stored object on update and delete.
+	OldObject runtime.Object
+	// Options are the request's CreateOptions, UpdateOptions or DeleteOptions.
+	Options runtime.Object
+	User    *request.User
+	DryRun  bool
+}
+
+// Mutator may change the object. Returning an error refuses the request; an
+// apierrors.APIStatus error keeps its code, anything else becomes 403.
+type Mutator interface {
+	Name() string
+	Admit(ctx context.Context, a *Attributes) error
+}
+
+// Validator checks the (mutated) object; it must not change it.
+type Validator interface {
+	Name() string
+	Validate(ctx context.Context, a *Attributes) error
+}
+
+// Chain holds the mutating plugins, then the validating ones, in order.
+type Chain struct {
+	Mutators   []Mutator
+	Validators []Validator
+}
+
+// Mutate runs every mutator in order; the first refusal wins. The handler
+// calls it before the resource's own defaulting and validation.
+func (c *Chain) Mutate(ctx context.Context, a *Attributes) error {
+	if c == nil {
+		return nil
+	}
+	for _, m := range c.Mutators {
+		if err := m.Admit(ctx, a); err != nil {
+			return refusal(m.Name(), a, err)
+		}
+	}
+	return nil
+}
+
+// Validate runs every validator in order, after the resource's own
+// validation and just before the object is stored.
+func (c *Chain) Validate(ctx context.Context, a *Attributes) error {
+	if c == nil {
+		return nil
+	}
+	for _, v := range c.Validators {
+		if err := v.Validate(ctx, a); err != nil {
+			return refusal(v.Name(), a, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package handler
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// decodeObject decodes a JSON body into st's type, applies defaults, and
+// handles unknown fields as the request's fieldValidation asks: Strict
+// refuses them (400), Warn (the default) answers with Warning headers,
+// Ignore drops them silently.
+func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store, body []byte) (runtime.Object, error) {
+	mode, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	gvk := st.GroupVersionKind()
+	obj, got, err := h.strict.Decode(body, &gvk, st.New())
+	if err != nil {
+		if !runtime.IsStrictDecodingError(err) {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as %s: %v", gvk.Kind, err))
+		}
+		switch mode {
+		case "Strict":
+			return nil, apierrors.NewBadRequest(err.Error())
+		case "Warn":
+			if se, ok := err.(interface{ Errors() []error }); ok {
+				for _, e := range se.Errors() {
+					addWarning(w, e.Error())
+				}
+			} else {
+				addWarning(w, err.Error())
+			}
+		}
+	}
+	if got == nil || *got != gvk {
+		gotStr := "<none>"
+		if got != nil {
+			gotStr = got.GroupVersion().String() + ", Kind=" + got.Kind
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is of kind %s, but the endpoint %s serves %s, Kind=%s",
+			gotStr, r.URL.Path, gvk.GroupVersion().String(), gvk.Kind))
+	}
+	st.Strategy.Default(obj)
+	return obj, nil
+}
+
+func fieldValidation(r *http.Request) (string, error) {
+	switch v := r.URL.Query().Get("fieldValidation"); v {
+	case "":
+		return "Warn", nil
+	case "Strict", "Warn", "Ignore":
+		return v, nil
+	default:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Strict, Warn or Ignore, not %q", v))
+	}
+}
+
+func addWarning(w http.ResponseWriter, msg string) {
+	w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
+}
+
+// dryRun reports whether the request asks for dryRun=All (400 for others).
+func dryRun(r *http.Request) (bool, error) {
+	vals := r.URL.Query()["dryRun"]
+	for _, v := range vals {
+		if v != "All" {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("unsupported dryRun value %q: only All is supported", v))
+		}
+	}
+	return len(vals) > 0, nil
+}
+
+// validateName checks a name as the resource requires.
+func (s *Store) validateName(name string, prefix bool) []string {
+	if s.ValidateName != nil {
+		return s.ValidateName(name, prefix)
+	}
+	return apivalidation.NameIsDNSSubdomain(name, prefix)
+}
+
+func (s *Store) validateMeta(obj runtime.Object) field.ErrorList {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	return apivalidation.ValidateObjectMetaAccessor(m, s.Namespaced, s.validateName, field.NewPath("metadata"))
+}
+
+func invalid(st *Store, name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(st.GroupVersionKind().GroupKind(), name, errs)
+}
+
+func conflict(st *Store, name string) error {
+	return apierrors.NewConflict(st.groupResource(), name,
+		fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+}
+
+func formatRV(rev int64) string { return strconv.FormatInt(rev, 10) }
+
+// generateNameSuffix returns the 5 random characters upstream appends to a
+// generateName prefix.
+func generateNameSuffix(rnd func(n int) int) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b strings.Builder
+	for range 5 {
+		b.WriteByte(alphabet[rnd(len(alphabet))])
+	}
+	return b.String()
+}
+
+// metaOf is meta.Accessor for objects known to have ObjectMeta.
+func metaOf(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("registered type %T has no ObjectMeta: %v", obj, err))
+	}
+	return m
+}

@@ -1,0 +1,227 @@
+package handler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+// deleteOptions reads DeleteOptions from the body and the query.
+func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
+	opts := &metav1.DeleteOptions{}
+	body, _, err := readBody(r)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, opts); err != nil {
+			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+		}
+	}
+	q := r.URL.Query()
+	if s := q.Get("gracePeriodSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", s))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if s := q.Get("propagationPolicy"); s != "" {
+		p := metav1.DeletionPropagation(s)
+		opts.PropagationPolicy = &p
+	}
+	if s := q.Get("orphanDependents"); s != "" {
+		b := isTrue(s)
+		opts.OrphanDependents = &b
+	}
+	dry, err := dryRun(r)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(opts.DryRun) > 0 {
+		if len(opts.DryRun) != 1 || opts.DryRun[0] != "All" {
+			return nil, false, apierrors.NewBadRequest("unsupported dryRun value: only All is supported")
+		}
+		dry = true
+	}
+	if g := opts.GracePeriodSeconds; g != nil && *g < 0 {
+		zero := int64(0) // upstream treats a negative grace period as "now"
+		opts.GracePeriodSeconds = &zero
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+		default:
+			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy %q is not one of Background, Foreground, Orphan", *p))
+		}
+		if opts.OrphanDependents != nil {
+			return nil, false, apierrors.NewBadRequest("orphanDependents and propagationPolicy may not both be set")
+		}
+	}
+	return opts, dry, nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	opts, dry, err := deleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, code, err := h.deleteOne(r, st, ns, name, opts, dry)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h.respond(w, r, st, code, out)
+}
+
+// finalizers the garbage collector acts on.
+const (
+	finalizerOrphan     = metav1.FinalizerOrphanDependents
+	finalizerForeground = metav1.FinalizerDeleteDependents
+)
+
+// wantedFinalizers returns the finalizers after applying the propagation
+// policy: Orphan and Foreground add the garbage collector's finalizer.
+func wantedFinalizers(current []string, opts *metav1.DeleteOptions) []string {
+	policy := metav1.DeletePropagationBackground
+	explicit := false
+	if opts.PropagationPolicy != nil {
+		policy, explicit = *opts.PropagationPolicy, true
+	} else if opts.OrphanDependents != nil {
+		explicit = true
+		if *opts.OrphanDependents {
+			policy = metav1.DeletePropagationOrphan
+		}
+	}
+	set := sets.New(current...)
+	if !explicit {
+		return current
+	}
+	switch policy {
+	case metav1.DeletePropagationOrphan:
+		set.Delete(finalizerForeground)
+		set.Insert(finalizerOrphan)
+	case metav1.DeletePropagationForeground:
+		set.Delete(finalizerOrphan)
+		set.Insert(finalizerForeground)
+	default:
+		set.Delete(finalizerOrphan, finalizerForeground)
+	}
+	out := make([]string, 0, set.Len())
+	for _, f := range current {
+		if set.Has(f) {
+			out = append(out, f)
+			set.Delete(f)
+		}
+	}
+	return append(out, sets.List(set)...)
+}
+
+// deleteOne deletes or marks one object, retrying on concurrent writes.
+func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, int, error) {
+	ctx := r.Context()
+	key := st.Key(ns, name)
+	gr := st.groupResource()
+	var user *storage.Preconditions
+	if p := opts.Preconditions; p != nil {
+		user = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
+	}
+	code := http.StatusOK
+	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		code = http.StatusAccepted
+	}
+	for {
+		cur := st.New()
+		if err := st.Storage.Get(ctx, key, cur); err != nil {
+			return nil, 0, storageError(err, gr, name)
+		}
+		if err := user.Check(key, cur); err != nil {
+			return nil, 0, storageError(err, gr, name)
+		}
+		a := h.attrs(r, st, admission.Delete, "", ns, name, nil, cur, dry)
+		a.Options = opts
+		if err := h.admission.Validate(ctx, a); err != nil {
+			return nil, 0, err
+		}
+		obj := cur.DeepCopyObject()
+		m := metaOf(obj)
+		var grace int64
+		if st.Deletion != nil {
+			grace = st.Deletion.GracePeriod(cur, opts.GracePeriodSeconds)
+		}
+		m.SetFinalizers(wantedFinalizers(m.GetFinalizers(), opts))
+		waitSpec := st.Deletion != nil && st.Deletion.PrepareForDelete(obj)
+		deleteNow := grace == 0 && len(m.GetFinalizers()) == 0 && !waitSpec
+		if cg := m.GetDeletionGracePeriodSeconds(); m.GetDeletionTimestamp() == nil || cg == nil || grace < *cg {
+			ts := metav1.NewTime(h.clock.Now().Add(time.Duration(grace) * time.Second))
+			m.SetDeletionTimestamp(&ts)
+			m.SetDeletionGracePeriodSeconds(&grace)
+		} else {
+			deleteNow = *cg == 0 && len(m.GetFinalizers()) == 0 && !waitSpec
+		}
+		if dry {
+			return obj, code, nil
+		}
+		rv := metaOf(cur).GetResourceVersion()
+		uid := metaOf(cur).GetUID()
+		out := st.New()
+		var err error
+		if deleteNow {
+			err = st.Storage.Delete(ctx, key, out, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}, nil)
+		} else {
+			err = st.Storage.GuaranteedUpdate(ctx, key, out, false, &storage.Preconditions{UID: &uid, ResourceVersion: &rv},
+				func(runtime.Object) (runtime.Object, error) { return obj, nil })
+		}
+		if errors.Is(err, storage.ErrConflict) {
+			continue // someone wrote in between; decide again on the new state
+		}
+		if err != nil {
+			return nil, 0, storageError(err, gr, name)
+		}
+		return out, code, nil
+	}
+}
+
+func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, st *Store, ns string) {
+	opts, dry, err := deleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	p, err := h.parseListParams(r, st)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list := st.NewList()
+	if err := st.Storage.List(r.Context(), st.collectionKey(ns), p.opts, list); err != nil {
+		writeError(w, r, storageError(err, st.groupResource(), ""))
+		return
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	for _, item := range items {
+		m := metaOf(item)
+		if _, _, err := h.deleteOne(r, st, m.GetNamespace(), m.GetName(), opts, dry); err != nil && !apierrors.IsNotFound(err) {
+			writeError(w, r, err)
+			return
+		}
+	}
+	h.respond(w, r, st, http.StatusOK, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
+}

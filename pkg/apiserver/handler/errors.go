@@ -1,0 +1,76 @@
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+// storageError maps a storage error to the API error a client expects.
+func storageError(err error, gr schema.GroupResource, name string) error {
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &status):
+		return err
+	case errors.Is(err, storage.ErrKeyNotFound):
+		return apierrors.NewNotFound(gr, name)
+	case errors.Is(err, storage.ErrKeyExists):
+		return apierrors.NewAlreadyExists(gr, name)
+	case errors.Is(err, storage.ErrConflict):
+		var se *storage.Error
+		if errors.As(err, &se) && se.Message != "" {
+			return apierrors.NewConflict(gr, name, errors.New(se.Message))
+		}
+		return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	case errors.Is(err, storage.ErrResourceVersionGone):
+		return apierrors.NewResourceExpired(err.Error())
+	case errors.Is(err, storage.ErrInvalidContinue):
+		return apierrors.NewBadRequest(err.Error())
+	case errors.Is(err, storage.ErrObjectTooLarge):
+		return apierrors.NewRequestEntityTooLargeError(err.Error())
+	case errors.Is(err, storage.ErrTooLargeResourceVers):
+		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %v", err), 1)
+	case errors.Is(err, context.DeadlineExceeded):
+		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
+	case errors.Is(err, context.Canceled):
+		return apierrors.NewGenericServerResponse(499, "", gr, name, "request cancelled by the client", 0, false)
+	}
+	return apierrors.NewInternalError(err)
+}
+
+// writeError writes err as a Status body with its code.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		slog.Error("internal error", "path", r.URL.Path, "method", r.Method, "err", err)
+		status = apierrors.NewInternalError(err)
+	}
+	st := status.Status()
+	st.Kind, st.APIVersion = "Status", "v1"
+	if st.Status == "" {
+		st.Status = metav1.StatusFailure
+	}
+	code := int(st.Code)
+	if code == 0 {
+		code = http.StatusInternalServerError
+		st.Code = int32(code)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(&st)
+}
+
+// WriteError is writeError for other packages of the server (authn, authz, router).
+func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }

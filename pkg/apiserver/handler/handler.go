@@ -1,0 +1,247 @@
+// Package handler is the one generic REST handler behind every resource:
+// get, list, watch, create, update, patch, delete and deletecollection, and
+// the status, scale, binding, log and finalize subresources. What differs
+// per resource comes from its registry.Resource.
+package handler
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/api"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+// Store is a served resource and the storage behind it.
+type Store struct {
+	*registry.Resource
+	Storage storage.Interface
+	// Prefix is the storage key prefix, ending in "/".
+	Prefix string
+}
+
+// Key returns the storage key of one object.
+func (s *Store) Key(namespace, name string) string {
+	if s.Namespaced {
+		return s.Prefix + namespace + "/" + name
+	}
+	return s.Prefix + name
+}
+
+// collectionKey is the prefix under which a namespace's (or all) objects live.
+func (s *Store) collectionKey(namespace string) string {
+	if s.Namespaced && namespace != "" {
+		return s.Prefix + namespace + "/"
+	}
+	return s.Prefix
+}
+
+func (s *Store) groupResource() schema.GroupResource {
+	return schema.GroupResource{Group: s.GroupVersion.Group, Resource: s.Name}
+}
+
+// LogStreamer opens a container's log stream on the node running the pod.
+type LogStreamer interface {
+	// StreamLogs copies the logs of container in pod (already bound to a
+	// node) to w, following them while follow is set.
+	StreamLogs(r *http.Request, w http.ResponseWriter, nodeName, namespace, pod, container string) error
+}
+
+// Config is what the handler needs.
+type Config struct {
+	Scheme    *api.Scheme
+	Clock     clock.Clock
+	Stores    []*Store
+	Admission *admission.Chain
+	// Logs serves pods/log; nil answers 503.
+	Logs LogStreamer
+}
+
+// Handler serves resource requests.
+type Handler struct {
+	scheme    *api.Scheme
+	clock     clock.Clock
+	admission *admission.Chain
+	logs      LogStreamer
+	stores    map[gvr]*Store
+	byGR      map[schema.GroupResource]*Store
+
+	strict  *json.Serializer
+	lenient *json.Serializer
+	encoder *json.Serializer
+	yamlEnc *json.Serializer
+}
+
+type gvr struct{ group, version, resource string }
+
+// New builds the handler.
+func New(cfg Config) *Handler {
+	s := cfg.Scheme
+	h := &Handler{
+		scheme:    s,
+		clock:     cfg.Clock,
+		admission: cfg.Admission,
+		logs:      cfg.Logs,
+		stores:    make(map[gvr]*Store, len(cfg.Stores)),
+		byGR:      make(map[schema.GroupResource]*Store, len(cfg.Stores)),
+		strict:    json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Strict: true}),
+		lenient:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
+		encoder:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
+		yamlEnc:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Yaml: true}),
+	}
+	if h.clock == nil {
+		h.clock = clock.RealClock{}
+	}
+	for _, st := range cfg.Stores {
+		h.stores[gvr{st.GroupVersion.Group, st.GroupVersion.Version, st.Name}] = st
+		h.byGR[st.groupResource()] = st
+	}
+	return h
+}
+
+// Store returns the store serving a group and resource, for other parts of
+// the server (admission, authorizers) that read objects directly.
+func (h *Handler) Store(gr schema.GroupResource) (*Store, bool) {
+	st, ok := h.byGR[gr]
+	return st, ok
+}
+
+// ServeHTTP dispatches a resource request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info, ok := request.InfoFrom(r.Context())
+	if !ok {
+		info = request.Parse(r)
+	}
+	if !info.IsResourceRequest {
+		writeError(w, r, notFound(r))
+		return
+	}
+	st, ok := h.stores[gvr{info.APIGroup, info.APIVersion, info.Resource}]
+	if !ok {
+		writeError(w, r, notFound(r))
+		return
+	}
+	ns := info.Namespace
+	name, sub := info.Name, info.Subresource
+	if st.Name == "namespaces" {
+		// /api/v1/namespaces/{name}[/{sub}]: the namespace is the object.
+		ns = ""
+	}
+	if len(info.Parts) > 3 || (!st.Namespaced && ns != "") || (st.Namespaced && ns == "" && name != "") {
+		writeError(w, r, notFound(r))
+		return
+	}
+	switch sub {
+	case "":
+		h.serveMain(w, r, info, st, ns, name)
+	case "status":
+		if st.Status == nil {
+			writeError(w, r, notFound(r))
+			return
+		}
+		h.serveStatus(w, r, st, ns, name)
+	case "scale":
+		if st.Scale == nil {
+			writeError(w, r, notFound(r))
+			return
+		}
+		h.serveScale(w, r, st, ns, name)
+	default:
+		h.serveExtra(w, r, st, ns, name, sub)
+	}
+}
+
+func (h *Handler) serveMain(w http.ResponseWriter, r *http.Request, info *request.Info, st *Store, ns, name string) {
+	switch {
+	case name == "" && r.Method == http.MethodGet:
+		h.list(w, r, st, ns)
+	case name == "" && r.Method == http.MethodPost:
+		if st.Namespaced && ns == "" {
+			writeError(w, r, notFound(r))
+			return
+		}
+		h.create(w, r, st, ns)
+	case name == "" && r.Method == http.MethodDelete:
+		h.deleteCollection(w, r, st, ns)
+	case name != "" && r.Method == http.MethodGet:
+		if info.Verb == "watch" {
+			h.watchOne(w, r, st, ns, name)
+			return
+		}
+		h.get(w, r, st, ns, name)
+	case name != "" && r.Method == http.MethodPut:
+		h.update(w, r, st, ns, name, mainEndpoint)
+	case name != "" && r.Method == http.MethodPatch:
+		h.patch(w, r, st, ns, name, mainEndpoint)
+	case name != "" && r.Method == http.MethodDelete:
+		h.delete(w, r, st, ns, name)
+	default:
+		writeError(w, r, methodNotAllowed(r))
+	}
+}
+
+func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	switch r.Method {
+	case http.MethodGet:
+		h.get(w, r, st, ns, name)
+	case http.MethodPut:
+		h.update(w, r, st, ns, name, statusEndpoint)
+	case http.MethodPatch:
+		h.patch(w, r, st, ns, name, statusEndpoint)
+	default:
+		writeError(w, r, methodNotAllowed(r))
+	}
+}
+
+func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request, st *Store, ns, name, sub string) {
+	switch {
+	case st.Name == "pods" && st.GroupVersion.Group == "" && sub == "binding":
+		if r.Method != http.MethodPost {
+			writeError(w, r, methodNotAllowed(r))
+			return
+		}
+		h.bind(w, r, st, ns, name)
+	case st.Name == "pods" && st.GroupVersion.Group == "" && sub == "log":
+		if r.Method != http.MethodGet {
+			writeError(w, r, methodNotAllowed(r))
+			return
+		}
+		h.podLog(w, r, st, ns, name)
+	case st.Name == "namespaces" && st.GroupVersion.Group == "" && sub == "finalize":
+		if r.Method != http.MethodPut {
+			writeError(w, r, methodNotAllowed(r))
+			return
+		}
+		h.update(w, r, st, ns, name, finalizeEndpoint)
+	default:
+		writeError(w, r, notFound(r))
+	}
+}
+
+func notFound(r *http.Request) error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, strings.ToLower(r.Method), schema.GroupResource{}, "",
+		"the server could not find the requested resource", 0, false)
+}
+
+func methodNotAllowed(r *http.Request) error {
+	return apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method)
+}
+
+// setKind stamps apiVersion and kind, which objects decoded from storage lack.
+func setKind(obj runtime.Object, gvk schema.GroupVersionKind) {
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+}
+
+func badRequestf(format string, args ...interface{}) error {
+	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
+}

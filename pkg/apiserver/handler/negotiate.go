@@ -1,0 +1,122 @@
+package handler
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// outputKind is what form the client asked the response in.
+type outputKind int
+
+const (
+	outputObject outputKind = iota
+	outputTable
+	outputPartialMetadata
+)
+
+// mediaChoice is the negotiated response encoding.
+type mediaChoice struct {
+	yaml      bool
+	kind      outputKind
+	tableVers string // "v1" or "v1beta1" for meta.k8s.io Table/PartialObjectMetadata
+}
+
+// negotiate picks the first Accept entry we can serve. Protobuf entries are
+// skipped: clients that send them always list JSON after them.
+func negotiate(r *http.Request) (mediaChoice, error) {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return mediaChoice{}, nil
+	}
+	for _, entry := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(entry))
+		if err != nil {
+			continue
+		}
+		var c mediaChoice
+		switch mt {
+		case "application/json", "*/*", "application/*":
+		case "application/yaml":
+			c.yaml = true
+		default:
+			continue
+		}
+		switch params["as"] {
+		case "":
+		case "Table":
+			if params["g"] != "meta.k8s.io" {
+				continue
+			}
+			c.kind, c.tableVers = outputTable, versionOr(params["v"])
+		case "PartialObjectMetadata", "PartialObjectMetadataList":
+			if params["g"] != "meta.k8s.io" {
+				continue
+			}
+			c.kind, c.tableVers = outputPartialMetadata, versionOr(params["v"])
+		default:
+			continue
+		}
+		return c, nil
+	}
+	return mediaChoice{}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", "only application/json and application/yaml responses are supported", 0, false)
+}
+
+func versionOr(v string) string {
+	if v == "" {
+		return "v1"
+	}
+	return v
+}
+
+// maxBodyBytes is the largest request body accepted (upstream's limit is 3 MiB).
+const maxBodyBytes = 3 << 20
+
+// readBody returns the body as JSON, converting YAML, and the media type.
+func readBody(r *http.Request) ([]byte, string, error) {
+	ct := r.Header.Get("Content-Type")
+	mt := "application/json"
+	if ct != "" {
+		var err error
+		if mt, _, err = mime.ParseMediaType(ct); err != nil {
+			return nil, "", unsupportedMediaType(ct)
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, "", apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	if len(body) > maxBodyBytes {
+		return nil, "", apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d bytes", maxBodyBytes))
+	}
+	switch mt {
+	case "application/json", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json":
+		return body, mt, nil
+	case "application/yaml", "application/x-yaml", "text/yaml":
+		js, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			return nil, "", apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
+		}
+		return js, "application/json", nil
+	case "application/apply-patch+yaml":
+		return nil, "", apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", schema.GroupResource{}, "",
+			"server-side apply is not supported by kube-lite; use client-side `kubectl apply`", 0, false)
+	default:
+		return nil, "", unsupportedMediaType(mt)
+	}
+}
+
+func unsupportedMediaType(mt string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got %q)", mt),
+	}}
+}

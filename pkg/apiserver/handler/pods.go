@@ -1,0 +1,146 @@
+package handler
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// bind serves POST pods/{name}/binding: it sets spec.nodeName once.
+func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	body, _, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	binding := &corev1.Binding{}
+	gvk := corev1.SchemeGroupVersion.WithKind("Binding")
+	if _, _, err := h.lenient.Decode(body, &gvk, binding); err != nil {
+		writeError(w, r, badRequestf("the body of the request could not be decoded as Binding: %v", err))
+		return
+	}
+	if binding.Name != "" && binding.Name != name {
+		writeError(w, r, badRequestf("the name of the binding (%s) does not match the pod name (%s)", binding.Name, name))
+		return
+	}
+	if binding.Target.Name == "" || (binding.Target.Kind != "" && binding.Target.Kind != "Node") {
+		writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), name, field.ErrorList{
+			field.Required(field.NewPath("target", "name"), "a binding must name a Node")}))
+		return
+	}
+	if dry, err := dryRun(r); err != nil || dry {
+		if err == nil {
+			writeStatus(w, http.StatusCreated)
+			return
+		}
+		writeError(w, r, err)
+		return
+	}
+	gr := st.groupResource()
+	out := st.New()
+	err = st.Storage.GuaranteedUpdate(r.Context(), st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+		pod := cur.(*corev1.Pod).DeepCopy()
+		if binding.UID != "" && binding.UID != pod.UID {
+			return nil, apierrors.NewConflict(gr, name, fmt.Errorf("precondition failed: UID in binding %s does not match the pod's %s", binding.UID, pod.UID))
+		}
+		if pod.DeletionTimestamp != nil {
+			return nil, apierrors.NewConflict(gr, name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", name))
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, apierrors.NewConflict(gr, name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
+		}
+		pod.Spec.NodeName = binding.Target.Name
+		for k, v := range binding.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
+		setPodScheduled(pod, metav1.NewTime(h.clock.Now()))
+		return pod, nil
+	})
+	if err != nil {
+		writeError(w, r, storageError(err, gr, name))
+		return
+	}
+	writeStatus(w, http.StatusCreated)
+}
+
+func setPodScheduled(pod *corev1.Pod, now metav1.Time) {
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		if c.Type == corev1.PodScheduled {
+			if c.Status != corev1.ConditionTrue {
+				c.LastTransitionTime = now
+			}
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
+			return
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
+		Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now,
+	})
+}
+
+func writeStatus(w http.ResponseWriter, code int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":%d}`+"\n", code)
+}
+
+// podLog serves GET pods/{name}/log by streaming from the pod's kubelet.
+func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	pod := &corev1.Pod{}
+	if err := st.Storage.Get(r.Context(), st.Key(ns, name), pod); err != nil {
+		writeError(w, r, storageError(err, st.groupResource(), name))
+		return
+	}
+	container := r.URL.Query().Get("container")
+	var names []string
+	for _, c := range pod.Spec.InitContainers {
+		names = append(names, c.Name)
+	}
+	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	if container == "" {
+		if len(pod.Spec.Containers) != 1 {
+			var app []string
+			for _, c := range pod.Spec.Containers {
+				app = append(app, c.Name)
+			}
+			writeError(w, r, badRequestf("a container name must be specified for pod %s, choose one of: [%s]", name, strings.Join(app, " ")))
+			return
+		}
+		container = pod.Spec.Containers[0].Name
+	} else if !contains(names, container) {
+		writeError(w, r, badRequestf("container %s is not valid for pod %s", container, name))
+		return
+	}
+	if pod.Spec.NodeName == "" {
+		writeError(w, r, badRequestf("pod %s does not have a host assigned", name))
+		return
+	}
+	if h.logs == nil {
+		writeError(w, r, apierrors.NewServiceUnavailable("pod logs are not available: the apiserver has no kubelet client configured"))
+		return
+	}
+	if err := h.logs.StreamLogs(r, w, pod.Spec.NodeName, ns, name, container); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package handler
+
+import (
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	obj := st.New()
+	if err := st.Storage.Get(r.Context(), st.Key(ns, name), obj); err != nil {
+		writeError(w, r, storageError(err, st.groupResource(), name))
+		return
+	}
+	h.respond(w, r, st, http.StatusOK, obj)
+}
+
+// listParams are the query parameters of a list or watch.
+type listParams struct {
+	opts              storage.ListOptions
+	watch             bool
+	timeoutSeconds    int64
+	sendInitialEvents bool
+}
+
+func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error) {
+	q := r.URL.Query()
+	var p listParams
+	var errs field.ErrorList
+	if s := q.Get("labelSelector"); s != "" {
+		sel, err := labels.Parse(s)
+		if err != nil {
+			return p, badRequestf("unable to parse requirement: %v", err)
+		}
+		p.opts.Predicate.Label = sel
+	}
+	if s := q.Get("fieldSelector"); s != "" {
+		sel, err := fields.ParseSelector(s)
+		if err != nil {
+			return p, badRequestf("invalid field selector: %v", err)
+		}
+		allowed := st.selectableFields()
+		for _, req := range sel.Requirements() {
+			if _, ok := allowed[req.Field]; !ok {
+				return p, badRequestf("field label not supported: %s", req.Field)
+			}
+		}
+		p.opts.Predicate.Field = sel
+	}
+	p.opts.Predicate.GetAttrs = st.ObjectAttrs
+	p.opts.ResourceVersion = q.Get("resourceVersion")
+	switch m := q.Get("resourceVersionMatch"); m {
+	case "", "NotOlderThan":
+	case "Exact":
+		p.opts.Exact = true
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("resourceVersionMatch"), m, []string{"Exact", "NotOlderThan"}))
+	}
+	if p.opts.ResourceVersion != "" {
+		if _, err := strconv.ParseUint(p.opts.ResourceVersion, 10, 64); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("resourceVersion"), p.opts.ResourceVersion, "must be a non-negative integer"))
+		}
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			errs = append(errs, field.Invalid(field.NewPath("limit"), s, "must be a non-negative integer"))
+		}
+		p.opts.Limit = n
+	}
+	p.opts.Continue = q.Get("continue")
+	p.watch = isTrue(q.Get("watch"))
+	p.opts.AllowWatchBookmarks = isTrue(q.Get("allowWatchBookmarks"))
+	p.sendInitialEvents = isTrue(q.Get("sendInitialEvents"))
+	if s := q.Get("timeoutSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			errs = append(errs, field.Invalid(field.NewPath("timeoutSeconds"), s, "must be a non-negative integer"))
+		}
+		p.timeoutSeconds = n
+	}
+	if p.sendInitialEvents && (!p.watch || !p.opts.AllowWatchBookmarks) {
+		errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is only supported on watch requests with allowWatchBookmarks=true"))
+	}
+	if p.opts.Exact && p.opts.ResourceVersion == "" {
+		errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"), "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+	}
+	if len(errs) > 0 {
+		return p, apierrors.NewInvalid(st.GroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
+	}
+	return p, nil
+}
+
+func isTrue(s string) bool { return s == "1" || s == "true" }
+
+// selectableFields are the field labels a field selector may name.
+func (s *Store) selectableFields() fields.Set {
+	_, fs, err := s.ObjectAttrs(s.New())
+	if err != nil {
+		return fields.Set{"metadata.name": "", "metadata.namespace": ""}
+	}
+	fs["metadata.namespace"] = ""
+	return fs
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request, st *Store, ns string) {
+	p, err := h.parseListParams(r, st)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if p.watch {
+		key, recursive := st.collectionKey(ns), true
+		if f := p.opts.Predicate.Field; f != nil && (ns != "" || !st.Namespaced) {
+			if name, ok := f.RequiresExactMatch("metadata.name"); ok {
+				key, recursive = st.Key(ns, name), false
+			}
+		}
+		h.serveWatch(w, r, st, key, recursive, p)
+		return
+	}
+	out := st.NewList()
+	if err := st.Storage.List(r.Context(), st.collectionKey(ns), p.opts, out); err != nil {
+		writeError(w, r, storageError(err, st.groupResource(), ""))
+		return
+	}
+	h.respond(w, r, st, http.StatusOK, out)
+}
+
+// watchOne serves the deprecated GET /.../name?watch=1 form.
+func (h *Handler) watchOne(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	p, err := h.parseListParams(r, st)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h.serveWatch(w, r, st, st.Key(ns, name), false, p)
+}

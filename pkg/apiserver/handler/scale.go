@@ -1,0 +1,140 @@
+package handler
+
+import (
+	"fmt"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// scaleOf renders the autoscaling/v1 Scale of a scalable object.
+func (st *Store) scaleOf(obj runtime.Object) *autoscalingv1.Scale {
+	m := metaOf(obj)
+	spec, status, selector := st.Scale.Scale(obj)
+	return &autoscalingv1.Scale{
+		TypeMeta: metav1.TypeMeta{APIVersion: scaleGVK.GroupVersion().String(), Kind: scaleGVK.Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
+			ResourceVersion: m.GetResourceVersion(), CreationTimestamp: m.GetCreationTimestamp()},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: spec},
+		Status: autoscalingv1.ScaleStatus{Replicas: status, Selector: selector},
+	}
+}
+
+// serveScale serves GET, PUT and PATCH on the scale subresource.
+func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	ctx := r.Context()
+	gr := st.groupResource()
+	switch r.Method {
+	case http.MethodGet:
+		obj := st.New()
+		if err := st.Storage.Get(ctx, st.Key(ns, name), obj); err != nil {
+			writeError(w, r, storageError(err, gr, name))
+			return
+		}
+		h.writeScale(w, r, st.scaleOf(obj))
+		return
+	case http.MethodPut, http.MethodPatch:
+	default:
+		writeError(w, r, methodNotAllowed(r))
+		return
+	}
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, mt, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := st.New()
+	var result runtime.Object
+	err = st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+		want, err := h.decodeScale(r.Method, mt, body, st.scaleOf(cur))
+		if err != nil {
+			return nil, err
+		}
+		if rv := want.ResourceVersion; rv != "" && rv != metaOf(cur).GetResourceVersion() {
+			return nil, conflict(st, name)
+		}
+		if want.Spec.Replicas < 0 {
+			return nil, apierrors.NewInvalid(scaleGVK.GroupKind(), name, field.ErrorList{
+				field.Invalid(field.NewPath("spec", "replicas"), want.Spec.Replicas, "must be greater than or equal to 0")})
+		}
+		obj := cur.DeepCopyObject()
+		st.Scale.SetReplicas(obj, want.Spec.Replicas)
+		st.Strategy.PrepareForUpdate(ctx, obj, cur)
+		if errs := st.Strategy.ValidateUpdate(ctx, obj, cur); len(errs) > 0 {
+			return nil, invalid(st, name, errs)
+		}
+		if dry {
+			result = obj
+			return nil, errDryRun{obj}
+		}
+		return obj, nil
+	})
+	if _, ok := err.(errDryRun); ok {
+		h.writeScale(w, r, st.scaleOf(result))
+		return
+	}
+	if err != nil {
+		writeError(w, r, storageError(err, gr, name))
+		return
+	}
+	h.writeScale(w, r, st.scaleOf(out))
+}
+
+func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+	data := body
+	if method == http.MethodPatch {
+		curJSON, err := runtime.Encode(h.encoder, cur)
+		if err != nil {
+			return nil, fmt.Errorf("encode scale: %w", err)
+		}
+		switch mt {
+		case "application/json-patch+json":
+			p, err := jsonpatch.DecodePatch(body)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid JSON patch: %v", err))
+			}
+			data, err = p.Apply(curJSON)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
+			}
+		default: // Scale has no lists, so a strategic merge patch is a merge patch.
+			if data, err = jsonpatch.MergePatch(curJSON, body); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
+			}
+		}
+	}
+	scale := &autoscalingv1.Scale{}
+	if _, _, err := h.lenient.Decode(data, &scaleGVK, scale); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as Scale: %v", err))
+	}
+	return scale, nil
+}
+
+func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *autoscalingv1.Scale) {
+	mc, err := negotiate(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if mc.yaml {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.WriteHeader(http.StatusOK)
+		_ = h.yamlEnc.Encode(scale, w)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_ = h.encoder.Encode(scale, w)
+}

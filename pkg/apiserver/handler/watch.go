@@ -1,0 +1,197 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+// Watches without timeoutSeconds end after a random 30 to 60 minutes, as
+// upstream's, so that clients re-list now and then and load spreads.
+const minWatchTimeout = 30 * time.Minute
+
+// serveWatch streams watch events as newline-delimited JSON WatchEvents.
+func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, key string, recursive bool, p listParams) {
+	mc, err := negotiate(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	mc.yaml = false
+	timeout := time.Duration(p.timeoutSeconds) * time.Second
+	if timeout == 0 {
+		timeout = minWatchTimeout + rand.N(minWatchTimeout)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+
+	opts := p.opts
+	opts.Recursive = recursive
+	var initial []runtime.Object
+	var initialRV string
+	if p.sendInitialEvents {
+		if initial, initialRV, err = h.initialState(ctx, st, key, recursive, opts); err != nil {
+			writeError(w, r, storageError(err, st.groupResource(), ""))
+			return
+		}
+		opts.ResourceVersion = initialRV
+	}
+
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	var buf bytes.Buffer
+	send := func(typ watch.EventType, obj runtime.Object) bool {
+		buf.Reset()
+		if err := h.encodeEvent(&buf, r, st, mc, typ, obj); err != nil {
+			return false
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return false
+		}
+		return true
+	}
+
+	for _, obj := range initial {
+		if !send(watch.Added, obj) {
+			return
+		}
+	}
+	if p.sendInitialEvents {
+		bm := st.New()
+		if m, err := meta.Accessor(bm); err == nil {
+			m.SetResourceVersion(initialRV)
+			m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		}
+		if !send(watch.Bookmark, bm) {
+			return
+		}
+	}
+	if flusher != nil {
+		flusher.Flush()
+	}
+
+	wi, err := st.Storage.Watch(ctx, key, opts)
+	if err != nil {
+		st := storageError(err, st.groupResource(), "")
+		var status apierrors.APIStatus
+		if errors.As(st, &status) {
+			s := status.Status()
+			send(watch.Error, &s)
+		}
+		return
+	}
+	defer wi.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				return
+			}
+			if !send(ev.Type, ev.Object) {
+				return
+			}
+			// Drain what is already queued before flushing, so bursts go out in
+			// one write instead of one syscall per event.
+			for more := true; more; {
+				select {
+				case ev, ok := <-wi.ResultChan():
+					if !ok {
+						if flusher != nil {
+							flusher.Flush()
+						}
+						return
+					}
+					if !send(ev.Type, ev.Object) {
+						return
+					}
+				default:
+					more = false
+				}
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+}
+
+// initialState reads what a watch with sendInitialEvents starts from.
+func (h *Handler) initialState(ctx context.Context, st *Store, key string, recursive bool, opts storage.ListOptions) ([]runtime.Object, string, error) {
+	if !recursive {
+		obj := st.New()
+		err := st.Storage.Get(ctx, key, obj)
+		rev, rerr := st.Storage.CurrentRevision(ctx)
+		if rerr != nil {
+			return nil, "", rerr
+		}
+		rv := formatRV(rev)
+		if errors.Is(err, storage.ErrKeyNotFound) {
+			return nil, rv, nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if ok, _ := opts.Predicate.Matches(obj); !ok {
+			return nil, rv, nil
+		}
+		return []runtime.Object{obj}, rv, nil
+	}
+	list := st.NewList()
+	lo := storage.ListOptions{Predicate: opts.Predicate}
+	if err := st.Storage.List(ctx, key, lo, list); err != nil {
+		return nil, "", err
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, "", err
+	}
+	return items, lm.GetResourceVersion(), nil
+}
+
+func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc mediaChoice, typ watch.EventType, obj runtime.Object) error {
+	buf.WriteString(`{"type":"`)
+	buf.WriteString(string(typ))
+	buf.WriteString(`","object":`)
+	var out runtime.Object = obj
+	if status, ok := obj.(*metav1.Status); ok {
+		status.Kind, status.APIVersion = "Status", "v1"
+	} else if typ != watch.Bookmark && mc.kind != outputObject {
+		var err error
+		if out, err = h.transform(r, st, mc, obj); err != nil {
+			return err
+		}
+	} else {
+		setKind(obj, st.GroupVersionKind())
+	}
+	start := buf.Len()
+	if err := h.encoder.Encode(out, buf); err != nil {
+		return err
+	}
+	if buf.Len() > start && buf.Bytes()[buf.Len()-1] == '\n' {
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.WriteString("}\n")
+	return nil
+}

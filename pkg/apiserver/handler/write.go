@@ -1,0 +1,323 @@
+package handler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+// endpoint says which part of an object an update may change.
+type endpoint int
+
+const (
+	mainEndpoint endpoint = iota
+	statusEndpoint
+	finalizeEndpoint
+)
+
+// errDryRun stops a GuaranteedUpdate after validation, carrying the result.
+type errDryRun struct{ obj runtime.Object }
+
+func (errDryRun) Error() string { return "dry run" }
+
+func (h *Handler) attrs(r *http.Request, st *Store, op admission.Operation, sub, ns, name string, obj, old runtime.Object, dry bool) *admission.Attributes {
+	u, _ := request.UserFrom(r.Context())
+	return &admission.Attributes{Operation: op, Resource: st.Resource, Subresource: sub, Namespace: ns, Name: name,
+		Object: obj, OldObject: old, User: u, DryRun: dry}
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns string) {
+	ctx := r.Context()
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, _, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := h.decodeObject(w, r, st, body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	m := metaOf(obj)
+	if st.Namespaced {
+		if m.GetNamespace() == "" {
+			m.SetNamespace(ns)
+		} else if m.GetNamespace() != ns {
+			writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			return
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	if m.GetResourceVersion() != "" {
+		writeError(w, r, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created"))
+		return
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(m.GetGenerateName() + generateNameSuffix(rand.IntN))
+	}
+	if m.GetUID() == "" {
+		m.SetUID(uuid.NewUUID())
+	}
+	m.SetCreationTimestamp(metav1.NewTime(h.clock.Now()))
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetManagedFields(nil)
+	m.SetSelfLink("")
+
+	a := h.attrs(r, st, admission.Create, "", ns, m.GetName(), obj, nil, dry)
+	if err := h.admission.Mutate(ctx, a); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	st.Strategy.PrepareForCreate(ctx, obj)
+	errs := st.validateMeta(obj)
+	errs = append(errs, st.Strategy.Validate(ctx, obj)...)
+	if len(errs) > 0 {
+		writeError(w, r, invalid(st, m.GetName(), errs))
+		return
+	}
+	if err := h.admission.Validate(ctx, a); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if dry {
+		h.respond(w, r, st, http.StatusCreated, obj)
+		return
+	}
+	out := st.New()
+	if err := st.Storage.Create(ctx, st.Key(m.GetNamespace(), m.GetName()), obj, out); err != nil {
+		writeError(w, r, storageError(err, st.groupResource(), m.GetName()))
+		return
+	}
+	h.respond(w, r, st, http.StatusCreated, out)
+}
+
+func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, _, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := h.decodeObject(w, r, st, body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	m := metaOf(obj)
+	if m.GetName() != name {
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name)))
+		return
+	}
+	if st.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != ns {
+		writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+		return
+	}
+	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, func(cur runtime.Object) (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
+	})
+}
+
+// guaranteedUpdate applies an update computed from the current object by
+// next, runs the resource's rules and admission, and writes the result.
+func (h *Handler) guaranteedUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint, dry bool,
+	next func(cur runtime.Object) (runtime.Object, error)) {
+	ctx := r.Context()
+	out := st.New()
+	err := st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+		obj, err := next(cur)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.prepareUpdate(r, st, ep, obj, cur, dry); err != nil {
+			return nil, err
+		}
+		if dry {
+			return nil, errDryRun{obj}
+		}
+		return obj, nil
+	})
+	var d errDryRun
+	if errors.As(err, &d) {
+		h.respond(w, r, st, http.StatusOK, d.obj)
+		return
+	}
+	if err != nil {
+		writeError(w, r, storageError(err, st.groupResource(), name))
+		return
+	}
+	if h.readyToGo(st, out) {
+		h.finishDeletion(w, r, st, ns, name, out)
+		return
+	}
+	h.respond(w, r, st, http.StatusOK, out)
+}
+
+// prepareUpdate checks the resourceVersion, keeps the server-managed
+// metadata, and applies the endpoint's rules and admission.
+func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cur runtime.Object, dry bool) error {
+	ctx := r.Context()
+	nm, cm := metaOf(obj), metaOf(cur)
+	if rv := nm.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
+		return conflict(st, cm.GetName())
+	}
+	nm.SetResourceVersion(cm.GetResourceVersion())
+	nm.SetName(cm.GetName())
+	nm.SetNamespace(cm.GetNamespace())
+	nm.SetUID(cm.GetUID())
+	nm.SetCreationTimestamp(cm.GetCreationTimestamp())
+	nm.SetDeletionTimestamp(cm.GetDeletionTimestamp())
+	nm.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
+	nm.SetGeneration(cm.GetGeneration())
+	nm.SetSelfLink("")
+
+	sub := ""
+	switch ep {
+	case statusEndpoint:
+		sub = "status"
+	case finalizeEndpoint:
+		sub = "finalize"
+	}
+	a := h.attrs(r, st, admission.Update, sub, cm.GetNamespace(), cm.GetName(), obj, cur, dry)
+	if err := h.admission.Mutate(ctx, a); err != nil {
+		return err
+	}
+	metaPath := field.NewPath("metadata")
+	errs := apivalidation.ValidateObjectMetaAccessorUpdate(nm, cm, metaPath)
+	switch ep {
+	case mainEndpoint:
+		st.Strategy.PrepareForUpdate(ctx, obj, cur)
+		errs = append(errs, st.validateMeta(obj)...)
+		errs = append(errs, st.Strategy.ValidateUpdate(ctx, obj, cur)...)
+	case statusEndpoint:
+		st.Status.PrepareForUpdate(ctx, obj, cur)
+		errs = append(errs, st.Status.ValidateUpdate(ctx, obj, cur)...)
+	case finalizeEndpoint:
+		errs = append(errs, finalizeNamespace(obj, cur)...)
+	}
+	if cm.GetDeletionTimestamp() != nil {
+		errs = append(errs, apivalidation.ValidateNoNewFinalizers(nm.GetFinalizers(), cm.GetFinalizers(), metaPath.Child("finalizers"))...)
+	}
+	if len(errs) > 0 {
+		return invalid(st, cm.GetName(), errs)
+	}
+	return h.admission.Validate(ctx, a)
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	patch, mt, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var jp jsonpatch.Patch
+	switch mt {
+	case "application/json-patch+json":
+		if jp, err = jsonpatch.DecodePatch(patch); err != nil {
+			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid JSON patch: %v", err)))
+			return
+		}
+	case "application/merge-patch+json", "application/strategic-merge-patch+json":
+		var probe map[string]interface{}
+		if err := json.Unmarshal(patch, &probe); err != nil {
+			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid patch: %v", err)))
+			return
+		}
+	default:
+		writeError(w, r, unsupportedMediaType(r.Header.Get("Content-Type")))
+		return
+	}
+	var warned bool
+	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, func(cur runtime.Object) (runtime.Object, error) {
+		setKind(cur, st.GroupVersionKind())
+		curJSON, err := runtime.Encode(h.encoder, cur)
+		if err != nil {
+			return nil, fmt.Errorf("encode current object: %w", err)
+		}
+		var patched []byte
+		switch mt {
+		case "application/json-patch+json":
+			patched, err = jp.Apply(curJSON)
+		case "application/merge-patch+json":
+			patched, err = jsonpatch.MergePatch(curJSON, patch)
+		default:
+			patched, err = strategicpatch.StrategicMergePatch(curJSON, patch, st.New())
+		}
+		if err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", st.groupResource(), name,
+				fmt.Sprintf("the patch could not be applied: %v", err), 0, false)
+		}
+		// Warnings go out once, not once per conflict retry.
+		ww := w
+		if warned {
+			ww = discardHeaders{}
+		}
+		warned = true
+		return h.decodeObject(ww, r, st, patched)
+	})
+}
+
+// discardHeaders swallows warnings written while retrying.
+type discardHeaders struct{}
+
+func (discardHeaders) Header() http.Header       { return http.Header{} }
+func (discardHeaders) Write(b []byte) (int, error) { return len(b), nil }
+func (discardHeaders) WriteHeader(int)             {}
+
+// readyToGo reports whether an object being deleted has nothing left
+// holding it: no finalizers, grace period over, no spec finalizers.
+func (h *Handler) readyToGo(st *Store, obj runtime.Object) bool {
+	m := metaOf(obj)
+	if m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
+		return false
+	}
+	if g := m.GetDeletionGracePeriodSeconds(); g != nil && *g > 0 {
+		return false
+	}
+	if st.Deletion != nil && st.Deletion.PrepareForDelete(obj.DeepCopyObject()) {
+		return false
+	}
+	return true
+}
+
+// finishDeletion removes an object whose last finalizer just went.
+func (h *Handler) finishDeletion(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, obj runtime.Object) {
+	uid := metaOf(obj).GetUID()
+	out := st.New()
+	err := st.Storage.Delete(r.Context(), st.Key(ns, name), out, &storage.Preconditions{UID: &uid}, nil)
+	if err != nil && !apierrors.IsNotFound(storageError(err, st.groupResource(), name)) {
+		writeError(w, r, storageError(err, st.groupResource(), name))
+		return
+	}
+	h.respond(w, r, st, http.StatusOK, obj)
+}
