@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 func writePKI(t *testing.T, dir string, o Options, opts ...Option) *Result {
 	t.Helper()
+	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	res, err := WriteClusterPKI(context.Background(), dir, o, opts...)
 	if err != nil {
 		t.Fatalf("WriteClusterPKI: %v", err)

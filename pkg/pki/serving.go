@@ -1,6 +1,7 @@
 package pki
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -90,7 +91,10 @@ func servingReuseProblem(certPath, keyPath string, dns []string, ips []net.IP, s
 	if !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageServerAuth) && len(cert.ExtKeyUsage) > 0 {
 		return "not a serving certificate", nil
 	}
-	selfSigned := cert.CheckSignatureFrom(cert) == nil
+	// CheckSignatureFrom would insist that the parent be a CA; a self-signed
+	// leaf is recognised by its own key verifying its signature.
+	selfSigned := bytes.Equal(cert.RawIssuer, cert.RawSubject) &&
+		cert.CheckSignature(cert.SignatureAlgorithm, cert.RawTBSCertificate, cert.Signature) == nil
 	if selfSigned && (!sameSet(cert.DNSNames, dns) || !sameIPs(cert.IPAddresses, ips)) {
 		return "subject alternative names changed", nil
 	}
