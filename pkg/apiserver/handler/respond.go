@@ -162,4 +162,3 @@ func toPartial(mc mediaChoice, obj runtime.Object) (runtime.Object, error) {
 	}
 	return out, nil
 }
-

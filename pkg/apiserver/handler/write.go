@@ -290,7 +290,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 // discardHeaders swallows warnings written while retrying.
 type discardHeaders struct{}
 
-func (discardHeaders) Header() http.Header       { return http.Header{} }
+func (discardHeaders) Header() http.Header         { return http.Header{} }
 func (discardHeaders) Write(b []byte) (int, error) { return len(b), nil }
 func (discardHeaders) WriteHeader(int)             {}
 
