@@ -1,0 +1,119 @@
+package etcd3
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-lite/kube-lite/pkg/api"
+	"github.com/kube-lite/kube-lite/pkg/etcd"
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+// sharedClient talks to one etcd for the whole package; each test keeps to
+// its own prefix. Tests that compact start their own etcd.
+var sharedClient *clientv3.Client
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "etcd3-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: dir, UnsafeNoFsync: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer e.Stop()
+	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	sharedClient = c
+	return m.Run()
+}
+
+// startEtcd starts a private etcd for a test that changes global state.
+func startEtcd(t testing.TB) *clientv3.Client {
+	t.Helper()
+	e, err := etcd.StartEmbedded(context.Background(), etcd.EmbeddedConfig{DataDir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(e.Stop)
+	c, err := etcd.NewClient(context.Background(), etcd.Config{Endpoints: e.Endpoints()})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newConfigMapStore(t testing.TB, c *clientv3.Client, opts ...Option) storage.Interface {
+	t.Helper()
+	s := api.NewScheme()
+	prefix := "/registry-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	return New(c, NewStorageCodec(s, corev1.SchemeGroupVersion), prefix,
+		func() runtime.Object { return &corev1.ConfigMap{} }, opts...)
+}
+
+func configMap(ns, name string, lbls map[string]string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls, UID: types.UID("uid-" + name)},
+		Data:       data,
+	}
+}
+
+func cmKey(ns, name string) string { return "/configmaps/" + ns + "/" + name }
+
+func configMapAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a ConfigMap: %T", obj)
+	}
+	return labels.Set(cm.Labels), fields.Set{"metadata.name": cm.Name, "metadata.namespace": cm.Namespace}, nil
+}
+
+func labelPredicate(t testing.TB, sel string) storage.SelectionPredicate {
+	t.Helper()
+	ls, err := labels.Parse(sel)
+	if err != nil {
+		t.Fatalf("parse selector %q: %v", sel, err)
+	}
+	return storage.SelectionPredicate{Label: ls, GetAttrs: configMapAttrs}
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustCreate(t testing.TB, s storage.Interface, cm *corev1.ConfigMap) *corev1.ConfigMap {
+	t.Helper()
+	out := &corev1.ConfigMap{}
+	if err := s.Create(testCtx(t), cmKey(cm.Namespace, cm.Name), cm, out); err != nil {
+		t.Fatalf("create %s/%s: %v", cm.Namespace, cm.Name, err)
+	}
+	return out
+}

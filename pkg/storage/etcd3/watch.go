@@ -1,0 +1,376 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+const (
+	// resultBuffer lets a watcher run ahead of a slow consumer by this many
+	// events before it waits.
+	resultBuffer = 100
+	// initialPage bounds one read of the initial state of an rv="0" watch.
+	initialPage = 1000
+)
+
+// Watch implements storage.Interface.
+func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	var fromRev int64
+	initial := opts.ResourceVersion == "" || opts.ResourceVersion == "0"
+	if !initial {
+		rv, err := parseRV(opts.ResourceVersion)
+		if err != nil {
+			return nil, err
+		}
+		fromRev = rv
+	}
+	k := s.fullKey(key)
+	if opts.Recursive {
+		k = s.dirKey(key)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	w := &watcher{
+		store:     s,
+		key:       k,
+		recursive: opts.Recursive,
+		initial:   initial,
+		fromRev:   fromRev,
+		pred:      opts.Predicate,
+		filter:    !opts.Predicate.Empty(),
+		bookmarks: opts.AllowWatchBookmarks,
+		cancel:    cancel,
+		result:    make(chan watch.Event, resultBuffer),
+		done:      make(chan struct{}),
+	}
+	go w.run(wctx)
+	return w, nil
+}
+
+type watcher struct {
+	store     *store
+	key       string
+	recursive bool
+	initial   bool
+	fromRev   int64
+	pred      storage.SelectionPredicate
+	filter    bool
+	bookmarks bool
+
+	cancel context.CancelFunc
+	result chan watch.Event
+	done   chan struct{}
+}
+
+// Stop ends the watch and waits until ResultChan is closed.
+func (w *watcher) Stop() {
+	w.cancel()
+	<-w.done
+}
+
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+
+func (w *watcher) run(ctx context.Context) {
+	defer close(w.done)
+	defer close(w.result)
+	defer w.cancel()
+
+	lastRev := w.fromRev
+	if w.initial {
+		rev, err := w.sendInitial(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.sendError(ctx, err)
+			}
+			return
+		}
+		lastRev = rev
+	}
+
+	// Leader-required watches are cancelled when the member loses its
+	// leader instead of silently stalling; the progress requester uses the
+	// same metadata so that it reaches this watch's gRPC stream.
+	ectx := clientv3.WithRequireLeader(ctx)
+	opts := []clientv3.OpOption{clientv3.WithRev(lastRev + 1), clientv3.WithPrevKV()}
+	if w.recursive {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	wch := w.store.client.Watch(ectx, w.key, opts...)
+	if w.bookmarks {
+		defer w.store.progress.register()()
+	}
+
+	for {
+		var wres clientv3.WatchResponse
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case wres, ok = <-wch:
+		}
+		if !ok {
+			if ctx.Err() == nil {
+				w.sendError(ctx, errors.New("etcd watch channel closed"))
+			}
+			return
+		}
+		if wres.CompactRevision != 0 {
+			w.sendStatus(ctx, expired(w.fromRev, wres.CompactRevision))
+			return
+		}
+		if err := wres.Err(); err != nil {
+			if errors.Is(err, rpctypes.ErrCompacted) {
+				w.sendStatus(ctx, expired(w.fromRev, wres.CompactRevision))
+			} else if ctx.Err() == nil {
+				w.sendError(ctx, err)
+			}
+			return
+		}
+		if wres.IsProgressNotify() {
+			if w.bookmarks && wres.Header.Revision > lastRev {
+				lastRev = wres.Header.Revision
+				if !w.sendBookmark(ctx, lastRev) {
+					return
+				}
+			}
+			continue
+		}
+		for _, ev := range wres.Events {
+			out, ok, err := w.convert(ev)
+			if err != nil {
+				w.sendError(ctx, err)
+				return
+			}
+			lastRev = ev.Kv.ModRevision
+			if !ok {
+				continue
+			}
+			if !w.send(ctx, out) {
+				return
+			}
+		}
+	}
+}
+
+// sendInitial sends the current state as ADDED events and returns the
+// revision it was read at. Later pages are read at the first page's revision
+// so that the watch that follows starts exactly after what was sent.
+func (w *watcher) sendInitial(ctx context.Context) (int64, error) {
+	start, end := w.key, ""
+	if w.recursive {
+		end = clientv3.GetPrefixRangeEnd(w.key)
+	}
+	var rev int64
+	for {
+		ops := []clientv3.OpOption{}
+		if w.recursive {
+			ops = append(ops, clientv3.WithRange(end), clientv3.WithLimit(initialPage))
+		}
+		if rev > 0 {
+			ops = append(ops, clientv3.WithRev(rev))
+		}
+		resp, err := w.store.client.Get(ctx, start, ops...)
+		if err != nil {
+			return 0, w.store.etcdError(start, "watch: list", err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			obj := w.store.newFunc()
+			if err := w.store.decode(kv.Value, obj, kv.ModRevision); err != nil {
+				return 0, err
+			}
+			match, err := w.matches(obj)
+			if err != nil {
+				return 0, err
+			}
+			if match && !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
+				return 0, ctx.Err()
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return rev, nil
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+func (w *watcher) matches(obj runtime.Object) (bool, error) {
+	if !w.filter {
+		return true, nil
+	}
+	ok, err := w.pred.Matches(obj)
+	if err != nil {
+		return false, fmt.Errorf("etcd3: watch: match: %w", err)
+	}
+	return ok, nil
+}
+
+// convert turns an etcd event into the watch event a client of the
+// predicate's selection sees: an update moving an object into the selection
+// is ADDED, one moving it out is DELETED (of the old state), and one outside
+// it before and after is nothing (ok false). Old states carry the revision
+// of the event, as a deletion does.
+func (w *watcher) convert(ev *clientv3.Event) (watch.Event, bool, error) {
+	rev := ev.Kv.ModRevision
+	if ev.Type == mvccpb.DELETE {
+		if ev.PrevKv == nil {
+			return watch.Event{}, false, fmt.Errorf("etcd3: watch: delete of %s at %d without its previous value", ev.Kv.Key, rev)
+		}
+		old := w.store.newFunc()
+		if err := w.store.decode(ev.PrevKv.Value, old, rev); err != nil {
+			return watch.Event{}, false, err
+		}
+		match, err := w.matches(old)
+		if err != nil || !match {
+			return watch.Event{}, false, err
+		}
+		return watch.Event{Type: watch.Deleted, Object: old}, true, nil
+	}
+
+	cur := w.store.newFunc()
+	if err := w.store.decode(ev.Kv.Value, cur, rev); err != nil {
+		return watch.Event{}, false, err
+	}
+	curMatch, err := w.matches(cur)
+	if err != nil {
+		return watch.Event{}, false, err
+	}
+	if ev.IsCreate() {
+		return watch.Event{Type: watch.Added, Object: cur}, curMatch, nil
+	}
+	if !w.filter {
+		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
+	}
+	oldMatch := false
+	var old runtime.Object
+	if ev.PrevKv != nil {
+		old = w.store.newFunc()
+		if err := w.store.decode(ev.PrevKv.Value, old, rev); err != nil {
+			return watch.Event{}, false, err
+		}
+		if oldMatch, err = w.matches(old); err != nil {
+			return watch.Event{}, false, err
+		}
+	}
+	switch {
+	case curMatch && oldMatch:
+		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
+	case curMatch:
+		return watch.Event{Type: watch.Added, Object: cur}, true, nil
+	case oldMatch:
+		return watch.Event{Type: watch.Deleted, Object: old}, true, nil
+	}
+	return watch.Event{}, false, nil
+}
+
+func (w *watcher) send(ctx context.Context, ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *watcher) sendBookmark(ctx context.Context, rev int64) bool {
+	obj := w.store.newFunc()
+	if err := setResourceVersion(obj, rev); err != nil {
+		return true // a type without metadata cannot carry a bookmark; skip it
+	}
+	return w.send(ctx, watch.Event{Type: watch.Bookmark, Object: obj})
+}
+
+func (w *watcher) sendError(ctx context.Context, err error) {
+	if errors.Is(err, storage.ErrResourceVersionGone) {
+		w.sendStatus(ctx, &apierrors.NewResourceExpired(err.Error()).ErrStatus)
+		return
+	}
+	w.sendStatus(ctx, &apierrors.NewInternalError(err).ErrStatus)
+}
+
+func (w *watcher) sendStatus(ctx context.Context, st *metav1.Status) {
+	w.send(ctx, watch.Event{Type: watch.Error, Object: st})
+}
+
+func expired(requested, compacted int64) *metav1.Status {
+	msg := "too old resource version: " + strconv.FormatInt(requested, 10)
+	if compacted > 0 {
+		msg += " (" + strconv.FormatInt(compacted, 10) + ")"
+	}
+	return &apierrors.NewResourceExpired(msg).ErrStatus
+}
+
+// progressRequester asks etcd, while any watch wants bookmarks, for a
+// progress notification on the shared watch stream every interval. One
+// request serves every watch on the stream: etcd answers with the revision
+// up to which all of them have received their events, which is a revision a
+// bookmark may safely carry.
+type progressRequester struct {
+	client   *clientv3.Client
+	clock    clock.WithTicker
+	interval time.Duration
+
+	mu      sync.Mutex
+	waiters int
+	stop    chan struct{}
+}
+
+func newProgressRequester(c *clientv3.Client, clk clock.WithTicker, interval time.Duration) *progressRequester {
+	return &progressRequester{client: c, clock: clk, interval: interval}
+}
+
+// register counts a watch that wants bookmarks; the returned func undoes it.
+func (p *progressRequester) register() func() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiters++
+	if p.waiters == 1 {
+		p.stop = make(chan struct{})
+		go p.loop(p.stop)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.waiters--
+			if p.waiters == 0 {
+				close(p.stop)
+				p.stop = nil
+			}
+		})
+	}
+}
+
+func (p *progressRequester) loop(stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = clientv3.WithRequireLeader(ctx)
+	t := p.clock.NewTicker(p.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C():
+			// A failed request only delays a bookmark; the next tick retries.
+			_ = p.client.RequestProgress(ctx)
+		}
+	}
+}
