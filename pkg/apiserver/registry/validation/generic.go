@@ -47,20 +47,16 @@ func DNSSubdomain(value string, fldPath *field.Path) field.ErrorList {
 	return messages(fldPath, value, validation.IsDNS1123Subdomain(value))
 }
 
-// DataKeys checks the keys of a ConfigMap's or Secret's data maps: each must be
-// a valid key, and no key may appear in both maps (seen collects keys across
-// calls; pass the same map for data and binaryData).
-func DataKeys[V any](data map[string]V, seen map[string]bool, fldPath *field.Path) field.ErrorList {
+// MaxDataSize bounds the summed values of a ConfigMap or Secret (1 MiB), as
+// upstream: the whole object must fit in one etcd value.
+const MaxDataSize = 1 << 20
+
+// DataKeys checks the keys of a ConfigMap's or Secret's data map; errors
+// point at the entry (data[bad/key]).
+func DataKeys[V any](data map[string]V, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for k := range data {
-		errs = append(errs, messages(fldPath, k, validation.IsConfigMapKey(k))...)
-		if seen == nil {
-			continue
-		}
-		if seen[k] {
-			errs = append(errs, field.Invalid(fldPath, k, "duplicate of key present in other data maps"))
-		}
-		seen[k] = true
+		errs = append(errs, messages(fldPath.Key(k), k, validation.IsConfigMapKey(k))...)
 	}
 	return errs
 }
