@@ -1,0 +1,29 @@
+package framework
+
+// StateData is what a plugin keeps between extension points of one cycle.
+type StateData interface{}
+
+// StateKey names a plugin's entry in the CycleState.
+type StateKey string
+
+// CycleState carries plugin data through one scheduling cycle of one pod.
+// Writes happen only in the sequential extension points (PreFilter,
+// PreScore, Reserve); Filter and Score, which run in parallel, only read, so
+// no lock is needed.
+type CycleState struct {
+	data map[StateKey]StateData
+	// skipFilter and skipScore hold the indexes of plugins that returned Skip.
+	skipFilter uint64
+	skipScore  uint64
+}
+
+// NewCycleState returns an empty state.
+func NewCycleState() *CycleState {
+	return &CycleState{data: make(map[StateKey]StateData, 8)}
+}
+
+// Read returns the data for key, or nil.
+func (c *CycleState) Read(key StateKey) StateData { return c.data[key] }
+
+// Write stores data for key.
+func (c *CycleState) Write(key StateKey, d StateData) { c.data[key] = d }

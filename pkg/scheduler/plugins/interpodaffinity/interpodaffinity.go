@@ -1,0 +1,267 @@
+// Package interpodaffinity places pods relative to other pods: required
+// affinity and anti-affinity (of the incoming pod and, symmetrically, of the
+// pods already placed) filter nodes; preferred terms score them. Topology is
+// any node label (kubernetes.io/hostname for per-node rules).
+package interpodaffinity
+
+import (
+	"context"
+
+	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
+)
+
+// Name is the plugin name.
+const Name = "InterPodAffinity"
+
+// Upstream's reasons.
+const (
+	ErrReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
+	ErrReasonAffinityRulesNotMatch             = "node(s) didn't match pod affinity rules"
+	ErrReasonAntiAffinityRulesNotMatch         = "node(s) didn't match pod anti-affinity rules"
+)
+
+// hardPodAffinityWeight is what an existing pod's required affinity to the
+// incoming pod adds to the score (upstream's default).
+const hardPodAffinityWeight = 1
+
+// Plugin implements PreFilter, Filter, PreScore, Score and NormalizeScore.
+type Plugin struct {
+	h framework.Handle
+}
+
+// New builds the plugin.
+func New(h framework.Handle) (framework.Plugin, error) { return &Plugin{h: h}, nil }
+
+// Name implements framework.Plugin.
+func (*Plugin) Name() string { return Name }
+
+// topologyCounts counts matching pods per topology key and value.
+type topologyCounts map[string]map[string]int64
+
+func (t topologyCounts) add(key, value string, n int64) {
+	m := t[key]
+	if m == nil {
+		m = map[string]int64{}
+		t[key] = m
+	}
+	m[value] += n
+}
+
+func (t topologyCounts) get(key, value string) int64 { return t[key][value] }
+
+type preFilterState struct {
+	// existingAnti: pairs where an existing pod's required anti-affinity
+	// matches the incoming pod.
+	existingAnti topologyCounts
+	// affinity[i]: pairs with pods matching the incoming pod's i-th required
+	// affinity term; anti likewise.
+	affinity []topologyCounts
+	anti     []topologyCounts
+	// affinityMatchedAnywhere is false when no pod matches every affinity
+	// term: then a pod matching its own terms may start the group.
+	affinityMatchedAnywhere bool
+	selfMatch               bool
+}
+
+const preFilterKey framework.StateKey = Name + "/filter"
+
+// PreFilter counts, per topology domain, the pods that the rules involve.
+func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *framework.PodInfo) *framework.Status {
+	if pod.ParseError != nil {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, pod.ParseError.Error())
+	}
+	lister := p.h.SnapshotLister()
+	withAnti := lister.HavePodsWithRequiredAntiAffinityList()
+	if len(pod.RequiredAffinity) == 0 && len(pod.RequiredAntiAffinity) == 0 && len(withAnti) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	s := &preFilterState{existingAnti: topologyCounts{}}
+	for _, ni := range withAnti {
+		labels := ni.Node().Labels
+		for _, ex := range ni.PodsWithRequiredAntiAffinity {
+			for i := range ex.RequiredAntiAffinity {
+				t := &ex.RequiredAntiAffinity[i]
+				if v, ok := labels[t.TopologyKey]; ok && t.Matches(pod.Pod) {
+					s.existingAnti.add(t.TopologyKey, v, 1)
+				}
+			}
+		}
+	}
+	if len(pod.RequiredAffinity) > 0 || len(pod.RequiredAntiAffinity) > 0 {
+		s.affinity = make([]topologyCounts, len(pod.RequiredAffinity))
+		for i := range s.affinity {
+			s.affinity[i] = topologyCounts{}
+		}
+		s.anti = make([]topologyCounts, len(pod.RequiredAntiAffinity))
+		for i := range s.anti {
+			s.anti[i] = topologyCounts{}
+		}
+		for _, ni := range lister.List() {
+			labels := ni.Node().Labels
+			for _, ex := range ni.Pods {
+				all := len(pod.RequiredAffinity) > 0
+				for i := range pod.RequiredAffinity {
+					t := &pod.RequiredAffinity[i]
+					if !t.Matches(ex.Pod) {
+						all = false
+						continue
+					}
+					if v, ok := labels[t.TopologyKey]; ok {
+						s.affinity[i].add(t.TopologyKey, v, 1)
+					}
+				}
+				if all {
+					s.affinityMatchedAnywhere = true
+				}
+				for i := range pod.RequiredAntiAffinity {
+					t := &pod.RequiredAntiAffinity[i]
+					if v, ok := labels[t.TopologyKey]; ok && t.Matches(ex.Pod) {
+						s.anti[i].add(t.TopologyKey, v, 1)
+					}
+				}
+			}
+		}
+		s.selfMatch = len(pod.RequiredAffinity) > 0
+		for i := range pod.RequiredAffinity {
+			if !pod.RequiredAffinity[i].Matches(pod.Pod) {
+				s.selfMatch = false
+			}
+		}
+	}
+	state.Write(preFilterKey, s)
+	return nil
+}
+
+// Filter implements framework.FilterPlugin.
+func (p *Plugin) Filter(_ context.Context, state *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	s, _ := state.Read(preFilterKey).(*preFilterState)
+	if s == nil {
+		return framework.NewStatus(framework.Error, "InterPodAffinity: PreFilter state missing")
+	}
+	labels := node.Node().Labels
+	for key, vals := range s.existingAnti {
+		if v, ok := labels[key]; ok && vals[v] > 0 {
+			return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
+		}
+	}
+	for i := range pod.RequiredAntiAffinity {
+		t := &pod.RequiredAntiAffinity[i]
+		if v, ok := labels[t.TopologyKey]; ok && s.anti[i].get(t.TopologyKey, v) > 0 {
+			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
+		}
+	}
+	if len(pod.RequiredAffinity) > 0 {
+		allHaveKeys := true
+		fits := true
+		for i := range pod.RequiredAffinity {
+			t := &pod.RequiredAffinity[i]
+			v, ok := labels[t.TopologyKey]
+			if !ok {
+				allHaveKeys = false
+				fits = false
+				break
+			}
+			if s.affinity[i].get(t.TopologyKey, v) == 0 {
+				fits = false
+			}
+		}
+		// The first pod of a group that selects itself may go anywhere that
+		// has the topology labels.
+		if !fits && !(allHaveKeys && !s.affinityMatchedAnywhere && s.selfMatch) {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
+		}
+	}
+	return nil
+}
+
+type preScoreState struct {
+	scores topologyCounts
+}
+
+const preScoreKey framework.StateKey = Name + "/score"
+
+// PreScore sums the weights of preferred terms (and of existing pods'
+// terms towards the incoming pod) per topology domain.
+func (p *Plugin) PreScore(_ context.Context, state *framework.CycleState, pod *framework.PodInfo, _ []*framework.NodeInfo) *framework.Status {
+	lister := p.h.SnapshotLister()
+	hasPreferred := len(pod.PreferredAffinity)+len(pod.PreferredAntiAffinity) > 0
+	nodes := lister.HavePodsWithAffinityList()
+	if hasPreferred {
+		nodes = lister.List()
+	}
+	if len(nodes) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	s := &preScoreState{scores: topologyCounts{}}
+	for _, ni := range nodes {
+		labels := ni.Node().Labels
+		pods := ni.PodsWithAffinity
+		if hasPreferred {
+			pods = ni.Pods
+		}
+		for _, ex := range pods {
+			score := func(t *framework.AffinityTerm, target *framework.PodInfo, w int64) {
+				if v, ok := labels[t.TopologyKey]; ok && t.Matches(target.Pod) {
+					s.scores.add(t.TopologyKey, v, w)
+				}
+			}
+			for i := range pod.PreferredAffinity {
+				score(&pod.PreferredAffinity[i].AffinityTerm, ex, int64(pod.PreferredAffinity[i].Weight))
+			}
+			for i := range pod.PreferredAntiAffinity {
+				score(&pod.PreferredAntiAffinity[i].AffinityTerm, ex, -int64(pod.PreferredAntiAffinity[i].Weight))
+			}
+			for i := range ex.RequiredAffinity {
+				score(&ex.RequiredAffinity[i], pod, hardPodAffinityWeight)
+			}
+			for i := range ex.PreferredAffinity {
+				score(&ex.PreferredAffinity[i].AffinityTerm, pod, int64(ex.PreferredAffinity[i].Weight))
+			}
+			for i := range ex.PreferredAntiAffinity {
+				score(&ex.PreferredAntiAffinity[i].AffinityTerm, pod, -int64(ex.PreferredAntiAffinity[i].Weight))
+			}
+		}
+	}
+	if len(s.scores) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	state.Write(preScoreKey, s)
+	return nil
+}
+
+// Score sums the domain scores of the node's topology values. Raw scores
+// may be negative; NormalizeScore maps them into [0, 100].
+func (p *Plugin) Score(_ context.Context, state *framework.CycleState, _ *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+	s, _ := state.Read(preScoreKey).(*preScoreState)
+	if s == nil {
+		return 0, framework.NewStatus(framework.Error, "InterPodAffinity: PreScore state missing")
+	}
+	var total int64
+	labels := node.Node().Labels
+	for key, vals := range s.scores {
+		if v, ok := labels[key]; ok {
+			total += vals[v]
+		}
+	}
+	return total, nil
+}
+
+// NormalizeScore maps [min, max] onto [0, 100].
+func (*Plugin) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *framework.PodInfo, scores []framework.NodeScore) *framework.Status {
+	if len(scores) == 0 {
+		return nil
+	}
+	lo, hi := scores[0].Score, scores[0].Score
+	for _, s := range scores {
+		lo = min(lo, s.Score)
+		hi = max(hi, s.Score)
+	}
+	for i := range scores {
+		if hi == lo {
+			scores[i].Score = 0
+			continue
+		}
+		scores[i].Score = framework.MaxNodeScore * (scores[i].Score - lo) / (hi - lo)
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+// Package podtopologyspread spreads matching pods across topology domains:
+// DoNotSchedule constraints filter nodes where the skew would exceed
+// maxSkew; ScheduleAnyway constraints prefer nodes in less crowded domains.
+package podtopologyspread
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
+)
+
+// Name is the plugin name.
+const Name = "PodTopologySpread"
+
+// Upstream's reasons.
+const (
+	ErrReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	ErrReasonNodeLabelNotMatch   = ErrReasonConstraintsNotMatch + " (missing required label)"
+)
+
+// Plugin implements PreFilter, Filter, PreScore, Score and NormalizeScore.
+type Plugin struct {
+	h framework.Handle
+}
+
+// New builds the plugin.
+func New(h framework.Handle) (framework.Plugin, error) { return &Plugin{h: h}, nil }
+
+// Name implements framework.Plugin.
+func (*Plugin) Name() string { return Name }
+
+type constraint struct {
+	maxSkew     int32
+	minDomains  int32
+	topologyKey string
+	selector    labels.Selector
+	selfMatch   int64
+}
+
+func buildConstraints(pod *v1.Pod, want v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+	var out []constraint
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable != want {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("topology spread selector: %w", err)
+		}
+		// matchLabelKeys narrows the selector to pods sharing the incoming
+		// pod's values of those keys (e.g. pod-template-hash).
+		for _, k := range c.MatchLabelKeys {
+			if v, ok := pod.Labels[k]; ok {
+				r, err := labels.NewRequirement(k, "=", []string{v})
+				if err != nil {
+					return nil, fmt.Errorf("matchLabelKeys: %w", err)
+				}
+				sel = sel.Add(*r)
+			}
+		}
+		minDomains := int32(1)
+		if c.MinDomains != nil {
+			minDomains = *c.MinDomains
+		}
+		ct := constraint{maxSkew: c.MaxSkew, minDomains: minDomains, topologyKey: c.TopologyKey, selector: sel}
+		if sel.Matches(labels.Set(pod.Labels)) {
+			ct.selfMatch = 1
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// counts returns, per constraint, matching pods per domain over the nodes
+// that pass the pod's node affinity and carry every constraint's key
+// (upstream's default node inclusion policy).
+func counts(pod *v1.Pod, cs []constraint, nodes []*framework.NodeInfo) []map[string]int64 {
+	out := make([]map[string]int64, len(cs))
+	for i := range out {
+		out[i] = map[string]int64{}
+	}
+	req := nodeaffinity.GetRequiredNodeAffinity(pod)
+	for _, ni := range nodes {
+		node := ni.Node()
+		if ok, _ := req.Match(node); !ok || !hasAllKeys(node.Labels, cs) {
+			continue
+		}
+		for i := range cs {
+			c := &cs[i]
+			v := node.Labels[c.topologyKey]
+			n := int64(0)
+			for _, p := range ni.Pods {
+				if p.Pod.Namespace == pod.Namespace && p.Pod.DeletionTimestamp == nil && c.selector.Matches(labels.Set(p.Pod.Labels)) {
+					n++
+				}
+			}
+			out[i][v] += n
+		}
+	}
+	return out
+}
+
+func hasAllKeys(nodeLabels map[string]string, cs []constraint) bool {
+	for i := range cs {
+		if _, ok := nodeLabels[cs[i].topologyKey]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+type preFilterState struct {
+	constraints []constraint
+	counts      []map[string]int64
+	minMatch    []int64
+}
+
+const preFilterKey framework.StateKey = Name + "/filter"
+
+// PreFilter counts matching pods per domain for DoNotSchedule constraints.
+func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *framework.PodInfo) *framework.Status {
+	cs, err := buildConstraints(pod.Pod, v1.DoNotSchedule)
+	if err != nil {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
+	}
+	if len(cs) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	s := &preFilterState{constraints: cs, counts: counts(pod.Pod, cs, p.h.SnapshotLister().List())}
+	s.minMatch = make([]int64, len(cs))
+	for i, m := range s.counts {
+		lo := int64(math.MaxInt64)
+		for _, n := range m {
+			lo = min(lo, n)
+		}
+		// Fewer domains than minDomains: the global minimum is taken as 0.
+		if lo == math.MaxInt64 || int32(len(m)) < cs[i].minDomains {
+			lo = 0
+		}
+		s.minMatch[i] = lo
+	}
+	state.Write(preFilterKey, s)
+	return nil
+}
+
+// Filter implements framework.FilterPlugin.
+func (p *Plugin) Filter(_ context.Context, state *framework.CycleState, _ *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	s, _ := state.Read(preFilterKey).(*preFilterState)
+	if s == nil {
+		return framework.NewStatus(framework.Error, "PodTopologySpread: PreFilter state missing")
+	}
+	nodeLabels := node.Node().Labels
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		v, ok := nodeLabels[c.topologyKey]
+		if !ok {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
+		}
+		if skew := s.counts[i][v] + c.selfMatch - s.minMatch[i]; skew > int64(c.maxSkew) {
+			return framework.NewStatus(framework.Unschedulable, ErrReasonConstraintsNotMatch)
+		}
+	}
+	return nil
+}
+
+type preScoreState struct {
+	constraints []constraint
+	counts      []map[string]int64
+	weights     []float64
+}
+
+const preScoreKey framework.StateKey = Name + "/score"
+
+// PreScore counts matching pods per domain for ScheduleAnyway constraints.
+func (p *Plugin) PreScore(_ context.Context, state *framework.CycleState, pod *framework.PodInfo, _ []*framework.NodeInfo) *framework.Status {
+	cs, err := buildConstraints(pod.Pod, v1.ScheduleAnyway)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if len(cs) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	s := &preScoreState{constraints: cs, counts: counts(pod.Pod, cs, p.h.SnapshotLister().List())}
+	for i := range cs {
+		// More domains weigh more, as upstream: log(domains + 2).
+		s.weights = append(s.weights, math.Log(float64(len(s.counts[i])+2)))
+	}
+	state.Write(preScoreKey, s)
+	return nil
+}
+
+// Score is the weighted count of matching pods in the node's domains
+// (lower is better; see NormalizeScore). Nodes missing a key score -1.
+func (p *Plugin) Score(_ context.Context, state *framework.CycleState, _ *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+	s, _ := state.Read(preScoreKey).(*preScoreState)
+	if s == nil {
+		return 0, framework.NewStatus(framework.Error, "PodTopologySpread: PreScore state missing")
+	}
+	nodeLabels := node.Node().Labels
+	var score float64
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		v, ok := nodeLabels[c.topologyKey]
+		if !ok {
+			return -1, nil
+		}
+		score += float64(s.counts[i][v])*s.weights[i] + float64(c.maxSkew-1)
+	}
+	return int64(math.Round(score)), nil
+}
+
+// NormalizeScore gives the least crowded node 100 and nodes without the
+// topology keys 0.
+func (*Plugin) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *framework.PodInfo, scores []framework.NodeScore) *framework.Status {
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for _, s := range scores {
+		if s.Score < 0 {
+			continue
+		}
+		lo = min(lo, s.Score)
+		hi = max(hi, s.Score)
+	}
+	for i := range scores {
+		switch {
+		case scores[i].Score < 0:
+			scores[i].Score = 0
+		case hi == 0:
+			scores[i].Score = framework.MaxNodeScore
+		default:
+			scores[i].Score = framework.MaxNodeScore * (hi + lo - scores[i].Score) / hi
+		}
+	}
+	return nil
+}
