@@ -56,8 +56,9 @@ type document struct {
 }
 
 func newDocument(body []byte) document {
-	// Upstream's hash: SHA-512 in upper-case hex, quoted as an entity tag.
-	return document{body: body, etag: fmt.Sprintf("%q", fmt.Sprintf("%X", sha512.Sum512(body)))}
+	// Upstream's hash: SHA-512 in upper-case hex. It is both the ?hash= of
+	// v3 URLs and, quoted, the entity tag.
+	return document{body: body, etag: fmt.Sprintf("%X", sha512.Sum512(body))}
 }
 
 // NewBuilder returns a Builder for resources; scheme resolves the Go types of
@@ -75,9 +76,10 @@ func (b *Builder) V3Discovery() []byte {
 }
 
 // V3 returns the document of one group version (the path after
-// /openapi/v3/: "api/v1", "apis/apps/v1") and its quoted entity tag; ok is
-// false when no served resource belongs to that group version. Serve it with
-// that ETag and, when the request's ?hash= matches, as immutable.
+// /openapi/v3/: "api/v1", "apis/apps/v1") and its entity tag, unquoted (the
+// same value as the ?hash= in V3Discovery); ok is false when no served
+// resource belongs to that group version. Serve it with that ETag and, when
+// the request's ?hash= matches, as immutable (see ServeV3).
 func (b *Builder) V3(groupVersionPath string) (body []byte, etag string, ok bool) {
 	b.buildV3()
 	d, ok := b.v3Docs[groupVersionPath]
@@ -85,7 +87,7 @@ func (b *Builder) V3(groupVersionPath string) (body []byte, etag string, ok bool
 }
 
 // V2 returns the Swagger 2.0 JSON document of all resources and its entity
-// tag.
+// tag, unquoted.
 func (b *Builder) V2() (body []byte, etag string) {
 	b.buildV2()
 	return b.v2.body, b.v2.etag
@@ -183,8 +185,7 @@ func (b *Builder) buildV3() {
 			})
 			d := newDocument(body)
 			b.v3Docs[p] = d
-			hash := d.etag[1 : len(d.etag)-1]
-			discovery.Paths[p] = entry{ServerRelativeURL: "/openapi/v3/" + p + "?hash=" + hash}
+			discovery.Paths[p] = entry{ServerRelativeURL: "/openapi/v3/" + p + "?hash=" + d.etag}
 		}
 		b.v3Discovery = mustMarshal(discovery)
 	})

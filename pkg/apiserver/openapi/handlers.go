@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,17 +33,16 @@ func (b *Builder) ServeV3(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotAcceptable)
 		return
 	}
-	plainETag := strings.Trim(etag, `"`)
 	if hash := r.URL.Query().Get("hash"); hash != "" {
-		if hash != plainETag {
-			http.Redirect(w, r, "/openapi/v3/"+gv+"?hash="+plainETag, http.StatusMovedPermanently)
+		if hash != etag {
+			http.Redirect(w, r, "/openapi/v3/"+gv+"?hash="+etag, http.StatusMovedPermanently)
 			return
 		}
 		w.Header().Set("Vary", "Accept")
 		w.Header().Set("Cache-Control", "public, immutable")
 	}
 	w.Header().Set("Content-Type", ContentTypeJSON)
-	w.Header().Set("ETag", etag)
+	w.Header().Set("ETag", strconv.Quote(etag))
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 
@@ -58,12 +58,12 @@ func (b *Builder) ServeV2(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", ContentTypeV2Protobuf)
-		w.Header().Set("ETag", etag)
+		w.Header().Set("ETag", strconv.Quote(etag))
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 	case accepts(r, "application", "json"):
 		body, etag := b.V2()
 		w.Header().Set("Content-Type", ContentTypeJSON)
-		w.Header().Set("ETag", etag)
+		w.Header().Set("ETag", strconv.Quote(etag))
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 	default:
 		w.WriteHeader(http.StatusNotAcceptable)
