@@ -6,15 +6,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap/zapcore"
 )
 
 const (
@@ -48,7 +51,10 @@ type EmbeddedConfig struct {
 	PeerPort int
 	// ReadyTimeout bounds the wait for the server to serve (default 30s).
 	ReadyTimeout time.Duration
-	// LogLevel is etcd's zap level: debug, info, warn, error (default error).
+	// Logger receives etcd's logs (default slog.Default()).
+	Logger *slog.Logger
+	// LogLevel is the least severe level passed on: debug, info, warn, error
+	// (default error; etcd is chatty).
 	LogLevel string
 	// AutoCompactionRetention enables etcd's own periodic compaction ("5m").
 	// Empty leaves it off: the apiserver runs its own compactor.
@@ -64,6 +70,7 @@ type EmbeddedConfig struct {
 type Embedded struct {
 	etcd      *embed.Etcd
 	endpoints []string
+	stopping  *atomic.Bool
 }
 
 // StartEmbedded starts an etcd server serving on loopback and waits until it
@@ -118,10 +125,18 @@ func startOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	ec.ListenPeerUrls = []url.URL{peerURL}
 	ec.AdvertisePeerUrls = []url.URL{peerURL}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
-	ec.LogLevel = "error"
+	level := zapcore.ErrorLevel
 	if cfg.LogLevel != "" {
-		ec.LogLevel = cfg.LogLevel
+		if err := level.Set(cfg.LogLevel); err != nil {
+			return nil, fmt.Errorf("etcd: log level: %w", err)
+		}
 	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	stopping := new(atomic.Bool)
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newSlogLogger(log, level, stopping))
 	ec.MaxRequestBytes = MaxRequestBytes
 	ec.SnapshotCount = defaultSnapshotCount
 	if cfg.SnapshotCount != 0 {
@@ -141,6 +156,7 @@ func startOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd: start: %w", err)
 	}
+	fail := func() { stopping.Store(true); e.Close() }
 	timeout := cfg.ReadyTimeout
 	if timeout <= 0 {
 		timeout = defaultReadyTimeout
@@ -150,16 +166,16 @@ func startOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		e.Close()
+		fail()
 		return nil, fmt.Errorf("etcd: serve: %w", err)
 	case <-timer.C:
-		e.Close()
+		fail()
 		return nil, fmt.Errorf("etcd: not ready after %v", timeout)
 	case <-ctx.Done():
-		e.Close()
+		fail()
 		return nil, fmt.Errorf("etcd: waiting until ready: %w", ctx.Err())
 	}
-	return &Embedded{etcd: e, endpoints: []string{clientURL.String()}}, nil
+	return &Embedded{etcd: e, endpoints: []string{clientURL.String()}, stopping: stopping}, nil
 }
 
 // Endpoints returns the client URLs, for clients in other processes or for
@@ -175,7 +191,10 @@ func (e *Embedded) InProcessClient() *clientv3.Client { return v3client.New(e.et
 func (e *Embedded) Err() <-chan error { return e.etcd.Err() }
 
 // Stop shuts the server down gracefully and waits for it.
-func (e *Embedded) Stop() { e.etcd.Close() }
+func (e *Embedded) Stop() {
+	e.stopping.Store(true)
+	e.etcd.Close()
+}
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

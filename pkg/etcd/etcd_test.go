@@ -1,10 +1,13 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,5 +143,48 @@ func TestNewClientErrors(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// syncBuffer is written by etcd's goroutines and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestEmbeddedLogsThroughSlog(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e, err := StartEmbedded(context.Background(), EmbeddedConfig{
+		DataDir: t.TempDir(), Logger: log, LogLevel: "info", UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatalf("StartEmbedded: %v", err)
+	}
+	started := buf.String()
+	e.Stop()
+	if !strings.Contains(started, "component=etcd") || !strings.Contains(started, "level=INFO") {
+		t.Errorf("no etcd info logs through slog at start:\n%s", started)
+	}
+	if strings.Contains(buf.String(), "level=ERROR") {
+		t.Errorf("a clean start and stop logged errors:\n%s", buf.String())
+	}
+}
+
+func TestStartEmbeddedRejectsBadLogLevel(t *testing.T) {
+	_, err := StartEmbedded(context.Background(), EmbeddedConfig{DataDir: t.TempDir(), LogLevel: "loud"})
+	if err == nil || !strings.Contains(err.Error(), "log level") {
+		t.Fatalf("error %v, want a log level error", err)
 	}
 }

@@ -186,7 +186,9 @@ func TestGuaranteedUpdate(t *testing.T) {
 		{name: "UID precondition fails", exists: true, update: setAnnotation("a", "1"), wantErr: storage.ErrConflict,
 			pre: func(*corev1.ConfigMap) *storage.Preconditions { return &storage.Preconditions{UID: uid("other")} }},
 		{name: "stale resourceVersion precondition fails", exists: true, update: setAnnotation("a", "1"), wantErr: storage.ErrConflict,
-			pre: func(*corev1.ConfigMap) *storage.Preconditions { return &storage.Preconditions{ResourceVersion: str("1")} }},
+			pre: func(*corev1.ConfigMap) *storage.Preconditions {
+				return &storage.Preconditions{ResourceVersion: str("1")}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,7 +248,9 @@ func TestDelete(t *testing.T) {
 		{name: "UID precondition fails", exists: true, wantErr: storage.ErrConflict,
 			pre: func(*corev1.ConfigMap) *storage.Preconditions { return &storage.Preconditions{UID: uid("other")} }},
 		{name: "resourceVersion precondition fails", exists: true, wantErr: storage.ErrConflict,
-			pre: func(*corev1.ConfigMap) *storage.Preconditions { return &storage.Preconditions{ResourceVersion: str("1")} }},
+			pre: func(*corev1.ConfigMap) *storage.Preconditions {
+				return &storage.Preconditions{ResourceVersion: str("1")}
+			}},
 		{name: "validation vetoes", exists: true, wantErr: veto,
 			validate: func(context.Context, runtime.Object) error { return veto }},
 	}

@@ -90,6 +90,7 @@ func (w *watcher) run(ctx context.Context) {
 	defer w.cancel()
 
 	lastRev := w.fromRev
+	var lastBookmark int64
 	if w.initial {
 		rev, err := w.sendInitial(ctx)
 		if err != nil {
@@ -141,9 +142,11 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		if wres.IsProgressNotify() {
-			if w.bookmarks && wres.Header.Revision > lastRev {
-				lastRev = wres.Header.Revision
-				if !w.sendBookmark(ctx, lastRev) {
+			// Every change up to the notified revision has been delivered;
+			// a bookmark says so once per revision.
+			if rev := wres.Header.Revision; w.bookmarks && rev >= lastRev && rev > lastBookmark {
+				lastRev, lastBookmark = rev, rev
+				if !w.sendBookmark(ctx, rev) {
 					return
 				}
 			}
