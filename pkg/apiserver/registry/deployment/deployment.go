@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
 )
 
 // Resource describes deployments for the generic REST handler; c is the clock
@@ -65,7 +66,7 @@ func (strategy) Default(obj runtime.Object) {
 	if spec.ProgressDeadlineSeconds == nil {
 		spec.ProgressDeadlineSeconds = ptr.To[int32](600)
 	}
-	defaultPodTemplate(&spec.Template)
+	pod.DefaultPodSpec(&spec.Template.Spec)
 }
 
 func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {

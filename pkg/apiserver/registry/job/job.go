@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
 )
 
 // The pre-1.27 label keys; upstream still sets them next to the
@@ -101,7 +102,7 @@ func (strategy) Default(obj runtime.Object) {
 	if spec.ManualSelector == nil {
 		spec.ManualSelector = ptr.To(false)
 	}
-	defaultPodTemplate(&spec.Template)
+	pod.DefaultPodSpec(&spec.Template.Spec)
 }
 
 func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
 )
 
 // Resource describes replicasets for the generic REST handler; c is the clock
@@ -43,7 +44,7 @@ func (strategy) Default(obj runtime.Object) {
 	if rs.Spec.Replicas == nil {
 		rs.Spec.Replicas = ptr.To[int32](1)
 	}
-	defaultPodTemplate(&rs.Spec.Template)
+	pod.DefaultPodSpec(&rs.Spec.Template.Spec)
 }
 
 func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
