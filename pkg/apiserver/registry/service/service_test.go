@@ -1,0 +1,181 @@
+package service
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func newService() *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
+		Spec: corev1.ServiceSpec{
+			Selector:  map[string]string{"app": "web"},
+			ClusterIP: "10.96.0.10",
+			Ports:     []corev1.ServicePort{{Port: 80}},
+		},
+	}
+}
+
+func create(t *testing.T, s *corev1.Service) *corev1.Service {
+	t.Helper()
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	r.Strategy.Default(s)
+	r.Strategy.PrepareForCreate(context.Background(), s)
+	if errs := r.Strategy.Validate(context.Background(), s); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return s
+}
+
+func TestDefaults(t *testing.T) {
+	s := create(t, newService())
+	if s.Spec.Type != corev1.ServiceTypeClusterIP || s.Spec.SessionAffinity != corev1.ServiceAffinityNone {
+		t.Errorf("type %q affinity %q", s.Spec.Type, s.Spec.SessionAffinity)
+	}
+	p := s.Spec.Ports[0]
+	if p.Protocol != corev1.ProtocolTCP || p.TargetPort != intstr.FromInt32(80) {
+		t.Errorf("port = %+v, want TCP targetPort 80", p)
+	}
+	if !reflect.DeepEqual(s.Spec.ClusterIPs, []string{"10.96.0.10"}) || *s.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack ||
+		!reflect.DeepEqual(s.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv4Protocol}) {
+		t.Errorf("clusterIPs %v policy %v families %v", s.Spec.ClusterIPs, *s.Spec.IPFamilyPolicy, s.Spec.IPFamilies)
+	}
+	if *s.Spec.InternalTrafficPolicy != corev1.ServiceInternalTrafficPolicyCluster || s.Spec.ExternalTrafficPolicy != "" {
+		t.Errorf("traffic policies %v %q", *s.Spec.InternalTrafficPolicy, s.Spec.ExternalTrafficPolicy)
+	}
+	if s.Generation != 1 {
+		t.Errorf("generation = %d", s.Generation)
+	}
+
+	lb := newService()
+	lb.Spec.Type = corev1.ServiceTypeLoadBalancer
+	lb = create(t, lb)
+	if lb.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyCluster || !*lb.Spec.AllocateLoadBalancerNodePorts {
+		t.Errorf("load balancer: %q %v", lb.Spec.ExternalTrafficPolicy, lb.Spec.AllocateLoadBalancerNodePorts)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(s *corev1.Service)
+		want   []string
+	}{
+		{"valid", func(s *corev1.Service) {}, nil},
+		{"headless without ports", func(s *corev1.Service) { s.Spec.ClusterIP = "None"; s.Spec.Ports = nil }, nil},
+		{"no ports", func(s *corev1.Service) { s.Spec.Ports = nil }, []string{"spec.ports: Required value"}},
+		{"name starts with digit", func(s *corev1.Service) { s.Name = "1web" }, []string{`metadata.name: Invalid value: "1web"`}},
+		{"bad type", func(s *corev1.Service) { s.Spec.Type = "Magic" }, []string{`spec.type: Unsupported value: "Magic"`}},
+		{"second port unnamed", func(s *corev1.Service) {
+			s.Spec.Ports[0].Name = "http"
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Port: 443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(443)})
+		}, []string{"spec.ports[1].name: Required value"}},
+		{"port out of range", func(s *corev1.Service) { s.Spec.Ports[0].Port = 0 },
+			[]string{"spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"}},
+		{"node port on ClusterIP", func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 30080 },
+			[]string{"spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"}},
+		{"external name missing", func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.ClusterIP, s.Spec.ClusterIPs, s.Spec.IPFamilies, s.Spec.IPFamilyPolicy = corev1.ServiceTypeExternalName, "", nil, nil, nil
+		}, []string{"spec.externalName: Required value"}},
+		{"bad cluster IP", func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.96.0", nil },
+			[]string{`spec.clusterIP: Invalid value: "10.96.0"`}},
+		{"bad selector", func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "a b"} },
+			[]string{`spec.selector: Invalid value: "a b"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newService()
+			Default(s)
+			tt.mutate(s)
+			errs := Resource(clocktesting.NewFakePassiveClock(now)).Strategy.Validate(context.Background(), s)
+			if len(errs) != len(tt.want) {
+				t.Fatalf("errors = %v, want %q", errs, tt.want)
+			}
+			for i, e := range errs {
+				if !strings.HasPrefix(e.Error(), tt.want[i]) {
+					t.Errorf("error %q, want prefix %q", e.Error(), tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	old := newService()
+	old.Spec.Type = corev1.ServiceTypeNodePort
+	old.Spec.Ports[0].NodePort = 30080
+	old = create(t, old)
+	old.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}
+
+	// A re-applied manifest without the assigned values keeps them.
+	applied := newService()
+	applied.Spec.Type = corev1.ServiceTypeNodePort
+	applied.Spec.ClusterIP = ""
+	applied.Spec.Selector = map[string]string{"app": "web2"}
+	r.Strategy.Default(applied)
+	r.Strategy.PrepareForUpdate(context.Background(), applied, old)
+	if errs := r.Strategy.ValidateUpdate(context.Background(), applied, old); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if applied.Spec.ClusterIP != "10.96.0.10" || applied.Spec.Ports[0].NodePort != 30080 || len(applied.Status.LoadBalancer.Ingress) != 1 {
+		t.Errorf("lost assigned values: %+v %+v", applied.Spec, applied.Status)
+	}
+	if applied.Generation != 2 {
+		t.Errorf("generation = %d, want 2", applied.Generation)
+	}
+
+	moved := old.DeepCopy()
+	moved.Spec.ClusterIP, moved.Spec.ClusterIPs = "10.96.0.11", []string{"10.96.0.11"}
+	r.Strategy.PrepareForUpdate(context.Background(), moved, old)
+	errs := r.Strategy.ValidateUpdate(context.Background(), moved, old)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "spec.clusterIPs[0]: Invalid value") || !strings.Contains(errs[0].Error(), "may not change once set") {
+		t.Errorf("cluster IP change: %v", errs)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(s *corev1.Service)
+		want   []interface{}
+	}{
+		{"cluster ip", func(s *corev1.Service) {},
+			[]interface{}{"web", "ClusterIP", "10.96.0.10", "<none>", "80/TCP", "60s", "app=web"}},
+		{"node port", func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeNodePort
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "dns", Port: 53, NodePort: 30053, Protocol: corev1.ProtocolUDP})
+			s.Spec.Ports[0].NodePort = 30080
+		}, []interface{}{"web", "NodePort", "10.96.0.10", "<none>", "80:30080/TCP,53:30053/UDP", "60s", "app=web"}},
+		{"pending load balancer", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer },
+			[]interface{}{"web", "LoadBalancer", "10.96.0.10", "<pending>", "80/TCP", "60s", "app=web"}},
+		{"external name", func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.ExternalName, s.Spec.ClusterIP, s.Spec.Ports, s.Spec.Selector = corev1.ServiceTypeExternalName, "db.example.com", "", nil, nil
+		}, []interface{}{"web", "ExternalName", "<none>", "db.example.com", "<none>", "60s", "<none>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newService()
+			s.Spec.Ports[0].Protocol = corev1.ProtocolTCP
+			s.Spec.Type = corev1.ServiceTypeClusterIP
+			tt.mutate(s)
+			cells, err := Resource(clocktesting.NewFakePassiveClock(now)).Table.Cells(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cells, tt.want) {
+				t.Errorf("cells = %q\nwant    %q", cells, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,155 @@
+package service
+
+import (
+	"fmt"
+	"net"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
+)
+
+// Validate checks a service as upstream does, short of IP allocation: its
+// name is a DNS-1035 label (it becomes an environment variable prefix and a
+// DNS name), ports, type, affinity, selector and IPs.
+func Validate(s *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	if s.Name != "" {
+		for _, msg := range apimachineryvalidation.NameIsDNS1035Label(s.Name, false) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), s.Name, msg))
+		}
+	}
+	spec := &s.Spec
+	specPath := field.NewPath("spec")
+	headless := spec.ClusterIP == corev1.ClusterIPNone
+	switch spec.Type {
+	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
+	case corev1.ServiceTypeExternalName:
+		p := specPath.Child("externalName")
+		if spec.ExternalName == "" {
+			errs = append(errs, field.Required(p, ""))
+		} else {
+			for _, msg := range utilvalidation.IsDNS1123Subdomain(spec.ExternalName) {
+				errs = append(errs, field.Invalid(p, spec.ExternalName, msg))
+			}
+		}
+		if spec.ClusterIP != "" && !headless {
+			errs = append(errs, field.Forbidden(specPath.Child("clusterIP"), "may not be set for ExternalName services"))
+		}
+	case "":
+		errs = append(errs, field.Required(specPath.Child("type"), ""))
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("type"), spec.Type, []string{
+			string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeExternalName),
+			string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort)}))
+	}
+	if len(spec.Ports) == 0 && !headless && spec.Type != corev1.ServiceTypeExternalName {
+		errs = append(errs, field.Required(specPath.Child("ports"), ""))
+	}
+	if headless && (spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer) {
+		errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(0), spec.ClusterIP,
+			fmt.Sprintf("may not be set to 'None' for %s services", spec.Type)))
+	}
+	errs = append(errs, ports(s, specPath.Child("ports"))...)
+
+	if spec.ClusterIP != "" && !headless && net.ParseIP(spec.ClusterIP) == nil {
+		errs = append(errs, field.Invalid(specPath.Child("clusterIP"), spec.ClusterIP, "must be empty, 'None', or a valid IP address"))
+	}
+	for i, ip := range spec.ClusterIPs {
+		if ip != corev1.ClusterIPNone && net.ParseIP(ip) == nil {
+			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(i), ip, "must be a valid IP address"))
+		}
+	}
+	if len(spec.ClusterIPs) > 0 && spec.ClusterIP != "" && spec.ClusterIPs[0] != spec.ClusterIP {
+		errs = append(errs, field.Invalid(specPath.Child("clusterIPs"), spec.ClusterIPs, "first value must match `clusterIP`"))
+	}
+	for i, ip := range spec.ExternalIPs {
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, field.Invalid(specPath.Child("externalIPs").Index(i), ip, "must be a valid IP address"))
+		}
+	}
+	switch spec.SessionAffinity {
+	case corev1.ServiceAffinityNone, corev1.ServiceAffinityClientIP:
+	case "":
+		errs = append(errs, field.Required(specPath.Child("sessionAffinity"), ""))
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("sessionAffinity"), spec.SessionAffinity,
+			[]string{string(corev1.ServiceAffinityClientIP), string(corev1.ServiceAffinityNone)}))
+	}
+	if cfg := spec.SessionAffinityConfig; cfg != nil && cfg.ClientIP != nil && cfg.ClientIP.TimeoutSeconds != nil {
+		if t := *cfg.ClientIP.TimeoutSeconds; t <= 0 || t > maxClientIPAffinitySeconds {
+			errs = append(errs, field.Invalid(specPath.Child("sessionAffinityConfig", "clientIP", "timeoutSeconds"), t,
+				fmt.Sprintf("must be greater than 0 and less than %d", maxClientIPAffinitySeconds)))
+		}
+	}
+	if spec.Type != corev1.ServiceTypeExternalName {
+		errs = append(errs, metav1validation.ValidateLabels(spec.Selector, specPath.Child("selector"))...)
+	}
+	if p := spec.ExternalTrafficPolicy; p != "" {
+		if !externallyAccessible(s) {
+			errs = append(errs, field.Invalid(specPath.Child("externalTrafficPolicy"), p,
+				"may only be set for externally-accessible services"))
+		} else if p != corev1.ServiceExternalTrafficPolicyCluster && p != corev1.ServiceExternalTrafficPolicyLocal {
+			errs = append(errs, field.NotSupported(specPath.Child("externalTrafficPolicy"), p,
+				[]string{string(corev1.ServiceExternalTrafficPolicyCluster), string(corev1.ServiceExternalTrafficPolicyLocal)}))
+		}
+	}
+	return errs
+}
+
+func ports(s *corev1.Service, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := map[string]bool{}
+	seen := map[string]bool{}
+	for i, p := range s.Spec.Ports {
+		pp := fldPath.Index(i)
+		if len(s.Spec.Ports) > 1 && p.Name == "" {
+			errs = append(errs, field.Required(pp.Child("name"), ""))
+		}
+		if p.Name != "" {
+			for _, msg := range utilvalidation.IsDNS1123Label(p.Name) {
+				errs = append(errs, field.Invalid(pp.Child("name"), p.Name, msg))
+			}
+			if names[p.Name] {
+				errs = append(errs, field.Duplicate(pp.Child("name"), p.Name))
+			}
+			names[p.Name] = true
+		}
+		for _, msg := range utilvalidation.IsValidPortNum(int(p.Port)) {
+			errs = append(errs, field.Invalid(pp.Child("port"), p.Port, msg))
+		}
+		errs = append(errs, validation.Protocol(p.Protocol, pp.Child("protocol"))...)
+		if p.TargetPort.Type == intstr.String {
+			for _, msg := range utilvalidation.IsValidPortName(p.TargetPort.StrVal) {
+				errs = append(errs, field.Invalid(pp.Child("targetPort"), p.TargetPort.StrVal, msg))
+			}
+		} else {
+			for _, msg := range utilvalidation.IsValidPortNum(int(p.TargetPort.IntVal)) {
+				errs = append(errs, field.Invalid(pp.Child("targetPort"), p.TargetPort.IntVal, msg))
+			}
+		}
+		if p.NodePort != 0 {
+			if s.Spec.Type == corev1.ServiceTypeClusterIP || s.Spec.Type == corev1.ServiceTypeExternalName {
+				errs = append(errs, field.Forbidden(pp.Child("nodePort"), fmt.Sprintf("may not be used when `type` is '%s'", s.Spec.Type)))
+			} else {
+				for _, msg := range utilvalidation.IsValidPortNum(int(p.NodePort)) {
+					errs = append(errs, field.Invalid(pp.Child("nodePort"), p.NodePort, msg))
+				}
+			}
+		}
+		key := fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+		if seen[key] {
+			errs = append(errs, field.Duplicate(pp, key))
+		}
+		seen[key] = true
+	}
+	return errs
+}
+
+// maxClientIPAffinitySeconds is upstream's cap on session stickiness: a day.
+const maxClientIPAffinitySeconds = 86400
