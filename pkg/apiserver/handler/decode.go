@@ -18,13 +18,17 @@ import (
 // handles unknown fields as the request's fieldValidation asks: Strict
 // refuses them (400), Warn (the default) answers with Warning headers,
 // Ignore drops them silently.
-func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store, body []byte) (runtime.Object, error) {
+func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store, body []byte, mediaType string) (runtime.Object, error) {
 	mode, err := fieldValidation(r)
 	if err != nil {
 		return nil, err
 	}
 	gvk := st.GroupVersionKind()
-	obj, got, err := h.strict.Decode(body, &gvk, st.New())
+	var dec runtime.Decoder = h.strict
+	if mediaType == protobufType {
+		dec = h.proto
+	}
+	obj, got, err := dec.Decode(body, &gvk, st.New())
 	if err != nil {
 		if !runtime.IsStrictDecodingError(err) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as %s: %v", gvk.Kind, err))

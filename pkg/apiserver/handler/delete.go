@@ -19,14 +19,20 @@ import (
 )
 
 // deleteOptions reads DeleteOptions from the body and the query.
-func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
+func (h *Handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 	opts := &metav1.DeleteOptions{}
-	body, _, err := readBody(r)
+	body, mt, err := readBody(r)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(body) > 0 {
-		if err := json.Unmarshal(body, opts); err != nil {
+		if mt == protobufType {
+			gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+			_, _, err = h.proto.Decode(body, &gvk, opts)
+		} else {
+			err = json.Unmarshal(body, opts)
+		}
+		if err != nil {
 			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
 		}
 	}
@@ -74,7 +80,7 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
-	opts, dry, err := deleteOptions(r)
+	opts, dry, err := h.deleteOptions(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -196,7 +202,7 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *m
 }
 
 func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, st *Store, ns string) {
-	opts, dry, err := deleteOptions(r)
+	opts, dry, err := h.deleteOptions(r)
 	if err != nil {
 		writeError(w, r, err)
 		return

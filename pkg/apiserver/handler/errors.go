@@ -74,3 +74,8 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 // WriteError is writeError for other packages of the server (authn, authz, router).
 func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
+
+// StorageError is storageError for other packages of the server.
+func StorageError(err error, gr schema.GroupResource, name string) error {
+	return storageError(err, gr, name)
+}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/api"
@@ -80,6 +81,7 @@ type Handler struct {
 	lenient *json.Serializer
 	encoder *json.Serializer
 	yamlEnc *json.Serializer
+	proto   *protobuf.Serializer
 }
 
 type gvr struct{ group, version, resource string }
@@ -98,6 +100,7 @@ func New(cfg Config) *Handler {
 		lenient:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
 		encoder:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
 		yamlEnc:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Yaml: true}),
+		proto:     protobuf.NewSerializer(s, s),
 	}
 	if h.clock == nil {
 		h.clock = clock.RealClock{}

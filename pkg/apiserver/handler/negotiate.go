@@ -25,12 +25,14 @@ const (
 // mediaChoice is the negotiated response encoding.
 type mediaChoice struct {
 	yaml      bool
+	proto     bool
 	kind      outputKind
 	tableVers string // "v1" or "v1beta1" for meta.k8s.io Table/PartialObjectMetadata
 }
 
-// negotiate picks the first Accept entry we can serve. Protobuf entries are
-// skipped: clients that send them always list JSON after them.
+// negotiate picks the first Accept entry we can serve. Protobuf is served
+// for objects (client-go's default for built-in types); Tables and
+// PartialObjectMetadata are served as JSON, which such clients list next.
 func negotiate(r *http.Request) (mediaChoice, error) {
 	accept := r.Header.Get("Accept")
 	if accept == "" {
@@ -46,6 +48,11 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 		case "application/json", "*/*", "application/*":
 		case "application/yaml":
 			c.yaml = true
+		case protobufType:
+			if params["as"] != "" {
+				continue
+			}
+			c.proto = true
 		default:
 			continue
 		}
@@ -76,6 +83,8 @@ func versionOr(v string) string {
 	return v
 }
 
+const protobufType = "application/vnd.kubernetes.protobuf"
+
 // maxBodyBytes is the largest request body accepted (upstream's limit is 3 MiB).
 const maxBodyBytes = 3 << 20
 
@@ -105,6 +114,8 @@ func readBody(r *http.Request) ([]byte, string, error) {
 			return nil, "", apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 		}
 		return js, "application/json", nil
+	case protobufType:
+		return body, mt, nil
 	case "application/apply-patch+yaml":
 		return nil, "", apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", schema.GroupResource{}, "",
 			"server-side apply is not supported by kube-lite; use client-side `kubectl apply`", 0, false)

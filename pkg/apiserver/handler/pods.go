@@ -14,14 +14,18 @@ import (
 
 // bind serves POST pods/{name}/binding: it sets spec.nodeName once.
 func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
-	body, _, err := readBody(r)
+	body, mt, err := readBody(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	binding := &corev1.Binding{}
 	gvk := corev1.SchemeGroupVersion.WithKind("Binding")
-	if _, _, err := h.lenient.Decode(body, &gvk, binding); err != nil {
+	var dec runtime.Decoder = h.lenient
+	if mt == protobufType {
+		dec = h.proto
+	}
+	if _, _, err := dec.Decode(body, &gvk, binding); err != nil {
 		writeError(w, r, badRequestf("the body of the request could not be decoded as Binding: %v", err))
 		return
 	}

@@ -27,9 +27,12 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, st *Store, cod
 		writeError(w, r, err)
 		return
 	}
-	if mc.yaml {
+	switch {
+	case mc.proto:
+		w.Header().Set("Content-Type", protobufType)
+	case mc.yaml:
 		w.Header().Set("Content-Type", "application/yaml")
-	} else {
+	default:
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.WriteHeader(code)
@@ -37,6 +40,9 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, st *Store, cod
 }
 
 func (h *Handler) encode(buf *bytes.Buffer, mc mediaChoice, obj runtime.Object) error {
+	if mc.proto {
+		return h.proto.Encode(obj, buf)
+	}
 	if mc.yaml {
 		return h.yamlEnc.Encode(obj, buf)
 	}

@@ -116,7 +116,11 @@ func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1
 		}
 	}
 	scale := &autoscalingv1.Scale{}
-	if _, _, err := h.lenient.Decode(data, &scaleGVK, scale); err != nil {
+	var dec runtime.Decoder = h.lenient
+	if method == http.MethodPut && mt == protobufType {
+		dec = h.proto
+	}
+	if _, _, err := dec.Decode(data, &scaleGVK, scale); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as Scale: %v", err))
 	}
 	return scale, nil
@@ -126,6 +130,12 @@ func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *auto
 	mc, err := negotiate(r)
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if mc.proto {
+		w.Header().Set("Content-Type", protobufType)
+		w.WriteHeader(http.StatusOK)
+		_ = h.proto.Encode(scale, w)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

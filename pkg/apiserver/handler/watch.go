@@ -2,6 +2,7 @@ package handler
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -49,7 +50,11 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 	}
 
 	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "application/json")
+	if mc.proto {
+		w.Header().Set("Content-Type", protobufType+";stream=watch")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	if flusher != nil {
@@ -171,6 +176,9 @@ func (h *Handler) initialState(ctx context.Context, st *Store, key string, recur
 }
 
 func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc mediaChoice, typ watch.EventType, obj runtime.Object) error {
+	if mc.proto {
+		return h.encodeProtoEvent(buf, st, typ, obj)
+	}
 	buf.WriteString(`{"type":"`)
 	buf.WriteString(string(typ))
 	buf.WriteString(`","object":`)
@@ -193,5 +201,29 @@ func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc 
 		buf.Truncate(buf.Len() - 1)
 	}
 	buf.WriteString("}\n")
+	return nil
+}
+
+// encodeProtoEvent writes one length-prefixed protobuf WatchEvent frame, the
+// object inside it in the full protobuf envelope, as client-go expects.
+func (h *Handler) encodeProtoEvent(buf *bytes.Buffer, st *Store, typ watch.EventType, obj runtime.Object) error {
+	if status, ok := obj.(*metav1.Status); ok {
+		status.Kind, status.APIVersion = "Status", "v1"
+	} else {
+		setKind(obj, st.GroupVersionKind())
+	}
+	var inner bytes.Buffer
+	if err := h.proto.Encode(obj, &inner); err != nil {
+		return err
+	}
+	ev := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: inner.Bytes()}}
+	data, err := ev.Marshal()
+	if err != nil {
+		return err
+	}
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	buf.Write(n[:])
+	buf.Write(data)
 	return nil
 }

@@ -48,12 +48,12 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 		writeError(w, r, err)
 		return
 	}
-	body, _, err := readBody(r)
+	body, mt, err := readBody(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	obj, err := h.decodeObject(w, r, st, body)
+	obj, err := h.decodeObject(w, r, st, body, mt)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -119,12 +119,12 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 		writeError(w, r, err)
 		return
 	}
-	body, _, err := readBody(r)
+	body, mt, err := readBody(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	obj, err := h.decodeObject(w, r, st, body)
+	obj, err := h.decodeObject(w, r, st, body, mt)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -283,7 +283,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 			ww = discardHeaders{}
 		}
 		warned = true
-		return h.decodeObject(ww, r, st, patched)
+		return h.decodeObject(ww, r, st, patched, "application/json")
 	})
 }
 

@@ -1,0 +1,89 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the apiserver's command-line settings, named as upstream's.
+type Options struct {
+	BindAddress string
+	SecurePort  int
+	TLSCertFile string
+	TLSKeyFile  string
+	CertDir     string
+
+	// DataDir holds the embedded etcd when EtcdServers is empty.
+	DataDir     string
+	EtcdServers []string
+	EtcdCAFile  string
+	EtcdCert    string
+	EtcdKey     string
+	EtcdPrefix  string
+	// EtcdCompactionInterval is how often old revisions are compacted.
+	EtcdCompactionInterval time.Duration
+
+	// Kubelet client credentials, for pods/log.
+	KubeletClientCertificate string
+	KubeletClientKey         string
+	KubeletCertificateAuth   string
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		BindAddress:            "0.0.0.0",
+		SecurePort:             6443,
+		CertDir:                "/var/lib/kube-lite/apiserver/certs",
+		DataDir:                "/var/lib/kube-lite/etcd",
+		EtcdPrefix:             "/registry",
+		EtcdCompactionInterval: 5 * time.Minute,
+	}
+}
+
+// AddFlags registers the flags on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address on which to listen for the --secure-port port.")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "The port on which to serve HTTPS.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate (PEM). Without it, a self-signed one is generated in --cert-dir.")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Private key of --tls-cert-file (PEM).")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Where the generated self-signed serving certificate is kept.")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Data directory of the embedded etcd, used when --etcd-servers is empty.")
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "External etcd servers (scheme://ip:port, comma separated). Empty starts an embedded etcd.")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle that verifies the etcd servers.")
+	fs.StringVar(&o.EtcdCert, "etcd-certfile", o.EtcdCert, "Client certificate for etcd.")
+	fs.StringVar(&o.EtcdKey, "etcd-keyfile", o.EtcdKey, "Client key for etcd.")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "The prefix of every key in etcd.")
+	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "How often old etcd revisions are compacted (0 disables).")
+	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "Client certificate for talking to kubelets.")
+	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "Client key for talking to kubelets.")
+	fs.StringVar(&o.KubeletCertificateAuth, "kubelet-certificate-authority", o.KubeletCertificateAuth, "CA bundle that verifies kubelets' serving certificates.")
+}
+
+// Validate reports the first inconsistent setting.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.SecurePort <= 0 || o.SecurePort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d is not a valid port", o.SecurePort))
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress))
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
+	}
+	if len(o.EtcdServers) == 0 && o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir is required for the embedded etcd (or give --etcd-servers)"))
+	}
+	if (o.KubeletClientCertificate == "") != (o.KubeletClientKey == "") {
+		errs = append(errs, errors.New("--kubelet-client-certificate and --kubelet-client-key go together"))
+	}
+	if o.EtcdPrefix == "" || o.EtcdPrefix[0] != '/' {
+		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
+	}
+	return errors.Join(errs...)
+}

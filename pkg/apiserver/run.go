@@ -1,0 +1,133 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/etcd"
+	"github.com/kube-lite/kube-lite/pkg/pki"
+	"github.com/kube-lite/kube-lite/pkg/storage"
+	"github.com/kube-lite/kube-lite/pkg/storage/etcd3"
+)
+
+// Run starts etcd (embedded unless --etcd-servers), the API server on
+// HTTPS, and serves until ctx ends. ready, if not nil, is closed once the
+// server accepts connections.
+func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	client, stopEtcd, err := connectEtcd(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer stopEtcd()
+	if o.EtcdCompactionInterval > 0 {
+		etcd3.StartCompactor(ctx, client, o.EtcdCompactionInterval)
+	}
+
+	certFile, keyFile := o.TLSCertFile, o.TLSKeyFile
+	if certFile == "" {
+		if certFile, keyFile, err = pki.SelfSignedServing(o.CertDir, []string{o.BindAddress}); err != nil {
+			return fmt.Errorf("self-signed serving certificate: %w", err)
+		}
+		slog.Info("generated a self-signed serving certificate", "cert", certFile)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("load serving certificate: %w", err)
+	}
+
+	cfg := Config{Etcd: client, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}}
+	logs, err := NewKubeletLogs(o.KubeletClientCertificate, o.KubeletClientKey, o.KubeletCertificateAuth)
+	if err != nil {
+		return err
+	}
+	cfg.Logs = logs
+	srv, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Bootstrap(ctx); err != nil {
+		return err
+	}
+	logs.nodes = srv
+
+	addr := net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}},
+	}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	slog.Info("serving the Kubernetes API", "addr", ln.Addr().String())
+	if ready != nil {
+		close(ready)
+	}
+	if err := hs.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {
+	if len(o.EtcdServers) > 0 {
+		c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: o.EtcdServers, CAFile: o.EtcdCAFile, CertFile: o.EtcdCert, KeyFile: o.EtcdKey})
+		if err != nil {
+			return nil, nil, fmt.Errorf("connect to etcd %v: %w", o.EtcdServers, err)
+		}
+		return c, func() { _ = c.Close() }, nil
+	}
+	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: o.DataDir})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start embedded etcd in %s: %w", o.DataDir, err)
+	}
+	slog.Info("embedded etcd ready", "dataDir", o.DataDir, "endpoints", e.Endpoints())
+	c := e.InProcessClient()
+	return c, func() { _ = c.Close(); e.Stop() }, nil
+}
+
+// systemNamespaces exist in every cluster.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+
+// Bootstrap creates what every cluster has: the system namespaces.
+func (s *Server) Bootstrap(ctx context.Context) error {
+	st, ok := s.Store(schema.GroupResource{Resource: "namespaces"})
+	if !ok {
+		return nil
+	}
+	for _, name := range systemNamespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.Now()}}
+		st.Strategy.Default(ns)
+		st.Strategy.PrepareForCreate(ctx, ns)
+		err := st.Storage.Create(ctx, st.Key("", name), ns, &corev1.Namespace{})
+		if err != nil && !errors.Is(err, storage.ErrKeyExists) {
+			return fmt.Errorf("create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+// Package apiserver assembles kube-lite's Kubernetes API server: storage on
+// etcd, the generic REST handler over every registered resource, discovery,
+// OpenAPI, health and metrics, behind one chi router.
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/api"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/openapi"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/storage/etcd3"
+)
+
+// Config is a complete server configuration.
+type Config struct {
+	Etcd       *clientv3.Client
+	EtcdPrefix string
+	Clock      clock.Clock
+	// Resources defaults to Resources(clock).
+	Resources []*registry.Resource
+	// Admission defaults to the built-in chain.
+	Admission *admission.Chain
+	// Logs streams pods/log from kubelets; nil answers 503.
+	Logs handler.LogStreamer
+	// BookmarkInterval overrides how often idle watches get bookmarks.
+	BookmarkInterval time.Duration
+}
+
+// Server is an assembled apiserver. Serve its Handler over TLS.
+type Server struct {
+	handler  http.Handler
+	rest     *handler.Handler
+	scheme   *api.Scheme
+	etcd     *clientv3.Client
+	registry *prometheus.Registry
+	stores   []*handler.Store
+}
+
+// New assembles the server.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Etcd == nil {
+		return nil, fmt.Errorf("apiserver: an etcd client is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.EtcdPrefix == "" {
+		cfg.EtcdPrefix = "/registry"
+	}
+	if cfg.Resources == nil {
+		cfg.Resources = Resources(cfg.Clock)
+	}
+	scheme := api.NewScheme()
+	var opts []etcd3.Option
+	if cfg.BookmarkInterval > 0 {
+		opts = append(opts, etcd3.WithBookmarkInterval(cfg.BookmarkInterval))
+	}
+	stores := make([]*handler.Store, 0, len(cfg.Resources))
+	for _, res := range cfg.Resources {
+		codec := etcd3.NewStorageCodec(scheme, res.GroupVersion)
+		stores = append(stores, &handler.Store{
+			Resource: res,
+			Storage:  etcd3.New(cfg.Etcd, codec, cfg.EtcdPrefix, res.New, opts...),
+			Prefix:   storagePrefix(res),
+		})
+	}
+	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: prometheus.NewRegistry(), stores: stores}
+	chain := cfg.Admission
+	if chain == nil {
+		var err error
+		if chain, err = s.defaultAdmission(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.rest = handler.New(handler.Config{Scheme: scheme, Clock: cfg.Clock, Stores: stores, Admission: chain, Logs: cfg.Logs})
+	s.handler = s.router(cfg.Resources)
+	return s, nil
+}
+
+// storagePrefix keeps upstream's etcd layout: /registry/<resource>/..., with
+// the group in the path only where core and another group share a name.
+func storagePrefix(res *registry.Resource) string {
+	return "/" + res.Name + "/"
+}
+
+// Handler serves the whole API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Store returns the store of a group and resource (for admission plugins and tests).
+func (s *Server) Store(gr schema.GroupResource) (*handler.Store, bool) { return s.rest.Store(gr) }
+
+func (s *Server) router(resources []*registry.Resource) http.Handler {
+	m := newRequestMetrics(s.registry)
+	disc := newDiscovery(resources)
+	oa := openapi.NewBuilder(resources, s.scheme)
+
+	r := chi.NewRouter()
+	r.Use(recoverPanics, withRequestInfo, m.middleware)
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		handler.WriteError(w, req, notFoundError())
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		handler.WriteError(w, req, methodNotAllowedError(req))
+	})
+	r.Get("/version", serveVersion)
+	r.Get("/livez", s.health(false))
+	r.Get("/livez/*", s.health(false))
+	r.Get("/healthz", s.health(true))
+	r.Get("/readyz", s.health(true))
+	r.Get("/readyz/*", s.health(true))
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	r.Get("/api", disc.serveAPIVersions)
+	r.Get("/apis", disc.serveGroups)
+	r.Get("/apis/{group}", disc.serveGroup)
+	r.Get("/api/{version}", disc.serveResources)
+	r.Get("/apis/{group}/{version}", disc.serveResources)
+	r.Get("/openapi/v2", serveOpenAPIv2(oa))
+	r.Get("/openapi/v3", serveOpenAPIv3Root(oa))
+	r.Get("/openapi/v3/*", serveOpenAPIv3(oa))
+	r.Handle("/api/{version}/*", s.rest)
+	r.Handle("/apis/{group}/{version}/*", s.rest)
+	return r
+}
