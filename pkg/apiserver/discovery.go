@@ -102,8 +102,10 @@ func writeJSON(w http.ResponseWriter, body []byte) {
 	_, _ = w.Write(body)
 }
 
-func (d *discovery) serveAPIVersions(w http.ResponseWriter, r *http.Request) { writeJSON(w, d.apiVersions) }
-func (d *discovery) serveGroups(w http.ResponseWriter, r *http.Request)      { writeJSON(w, d.groupList) }
+func (d *discovery) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, d.apiVersions)
+}
+func (d *discovery) serveGroups(w http.ResponseWriter, r *http.Request) { writeJSON(w, d.groupList) }
 
 func (d *discovery) serveGroup(w http.ResponseWriter, r *http.Request) {
 	body, ok := d.groups[chi.URLParam(r, "group")]

@@ -2,8 +2,8 @@ package handler
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"net/http"
