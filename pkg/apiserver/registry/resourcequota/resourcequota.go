@@ -1,0 +1,170 @@
+// Package resourcequota holds the ResourceQuota strategy: valid hard limits
+// and scopes, the status subresource the quota controller writes, and the
+// table.
+package resourcequota
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
+)
+
+// Resource describes resourcequotas; c is the clock the AGE column reads.
+func Resource(c clock.PassiveClock) *registry.Resource {
+	return &registry.Resource{
+		GroupVersion: corev1.SchemeGroupVersion,
+		Name:         "resourcequotas",
+		Singular:     "resourcequota",
+		Kind:         "ResourceQuota",
+		Namespaced:   true,
+		ShortNames:   []string{"quota"},
+		New:          func() runtime.Object { return &corev1.ResourceQuota{} },
+		NewList:      func() runtime.Object { return &corev1.ResourceQuotaList{} },
+		Strategy:     strategy{},
+		Status:       statusStrategy{},
+		Table: tableutil.New([]metav1.TableColumnDefinition{
+			tableutil.NameColumn(),
+			tableutil.AgeColumn(),
+			tableutil.Column("Request", "string", 0, "Request represents a minimum amount of cpu/memory that a container may consume."),
+			tableutil.Column("Limit", "string", 0, "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
+		}, func(q *corev1.ResourceQuota) []interface{} {
+			request, limit := usage(q)
+			return []interface{}{q.Name, tableutil.Age(q.CreationTimestamp, c.Now()), request, limit}
+		}),
+	}
+}
+
+// usage renders "name: used/hard" for each hard limit, sorted by name; limits.*
+// go to the LIMIT column, everything else to REQUEST.
+func usage(q *corev1.ResourceQuota) (request, limit string) {
+	names := make([]string, 0, len(q.Spec.Hard))
+	for n := range q.Spec.Hard {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	var req, lim []string
+	for _, n := range names {
+		used := q.Status.Used[corev1.ResourceName(n)]
+		hard := q.Status.Hard[corev1.ResourceName(n)]
+		s := fmt.Sprintf("%s: %s/%s", n, used.String(), hard.String())
+		if strings.HasPrefix(n, "limits.") {
+			lim = append(lim, s)
+		} else {
+			req = append(req, s)
+		}
+	}
+	return strings.Join(req, ", "), strings.Join(lim, ", ")
+}
+
+type strategy struct{}
+
+func (strategy) Default(runtime.Object) {}
+
+func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	if q, ok := obj.(*corev1.ResourceQuota); ok {
+		q.Status = corev1.ResourceQuotaStatus{}
+	}
+}
+
+func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	q, ok1 := obj.(*corev1.ResourceQuota)
+	o, ok2 := old.(*corev1.ResourceQuota)
+	if ok1 && ok2 {
+		q.Status = o.Status
+	}
+}
+
+func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	q, ok := obj.(*corev1.ResourceQuota)
+	if !ok {
+		return wrongType(obj)
+	}
+	return Validate(q)
+}
+
+func (s strategy) ValidateUpdate(ctx context.Context, obj, _ runtime.Object) field.ErrorList {
+	return s.Validate(ctx, obj)
+}
+
+var scopes = []string{
+	string(corev1.ResourceQuotaScopeTerminating), string(corev1.ResourceQuotaScopeNotTerminating),
+	string(corev1.ResourceQuotaScopeBestEffort), string(corev1.ResourceQuotaScopeNotBestEffort),
+	string(corev1.ResourceQuotaScopePriorityClass), string(corev1.ResourceQuotaScopeCrossNamespacePodAffinity),
+	string(corev1.ResourceQuotaScopeVolumeAttributesClass),
+}
+
+// Validate checks hard limits, scopes and the status quantities.
+func Validate(q *corev1.ResourceQuota) field.ErrorList {
+	errs := validation.ResourceList(q.Spec.Hard, field.NewPath("spec", "hard"))
+	scopePath := field.NewPath("spec", "scopes")
+	seen := map[corev1.ResourceQuotaScope]bool{}
+	for i, s := range q.Spec.Scopes {
+		if !contains(scopes, string(s)) {
+			errs = append(errs, field.NotSupported(scopePath.Index(i), s, scopes))
+		}
+		seen[s] = true
+	}
+	if seen[corev1.ResourceQuotaScopeTerminating] && seen[corev1.ResourceQuotaScopeNotTerminating] {
+		errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "conflicting scopes"))
+	}
+	if seen[corev1.ResourceQuotaScopeBestEffort] && seen[corev1.ResourceQuotaScopeNotBestEffort] {
+		errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "conflicting scopes"))
+	}
+	if sel := q.Spec.ScopeSelector; sel != nil {
+		for i, expr := range sel.MatchExpressions {
+			p := field.NewPath("spec", "scopeSelector", "matchExpressions").Index(i).Child("scopeName")
+			if !contains(scopes, string(expr.ScopeName)) {
+				errs = append(errs, field.NotSupported(p, expr.ScopeName, scopes))
+			}
+		}
+	}
+	errs = append(errs, statusQuantities(q)...)
+	return errs
+}
+
+func statusQuantities(q *corev1.ResourceQuota) field.ErrorList {
+	errs := validation.ResourceList(q.Status.Hard, field.NewPath("status", "hard"))
+	return append(errs, validation.ResourceList(q.Status.Used, field.NewPath("status", "used"))...)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+type statusStrategy struct{}
+
+func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	q, ok1 := obj.(*corev1.ResourceQuota)
+	o, ok2 := old.(*corev1.ResourceQuota)
+	if ok1 && ok2 {
+		q.Spec = o.Spec
+	}
+}
+
+func (statusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
+	q, ok := obj.(*corev1.ResourceQuota)
+	if !ok {
+		return wrongType(obj)
+	}
+	return statusQuantities(q)
+}
+
+func wrongType(obj runtime.Object) field.ErrorList {
+	return field.ErrorList{field.InternalError(nil, fmt.Errorf("resourcequota strategy: unexpected object %T", obj))}
+}

@@ -1,0 +1,97 @@
+package resourcequota
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func list(kv ...string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return l
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		q    corev1.ResourceQuota
+		want []string
+	}{
+		{"valid", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: list("pods", "10", "requests.cpu", "4", "limits.memory", "8Gi")}}, nil},
+		{"negative", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: list("pods", "-1")}},
+			[]string{`spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0`}},
+		{"bad scope", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Scopes: []corev1.ResourceQuotaScope{"Sometimes"}}},
+			[]string{`spec.scopes[0]: Unsupported value: "Sometimes"`}},
+		{"conflicting scopes", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Scopes: []corev1.ResourceQuotaScope{"BestEffort", "NotBestEffort"}}},
+			[]string{"spec.scopes: Invalid value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := Resource(clocktesting.NewFakePassiveClock(now)).Strategy.Validate(context.Background(), &tt.q)
+			if len(errs) != len(tt.want) {
+				t.Fatalf("errors = %v, want %q", errs, tt.want)
+			}
+			for i, e := range errs {
+				if !strings.HasPrefix(e.Error(), tt.want[i]) {
+					t.Errorf("error %q, want prefix %q", e.Error(), tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestStatusSubresource(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	q := &corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: list("pods", "10")}, Status: corev1.ResourceQuotaStatus{Used: list("pods", "3")}}
+	r.Strategy.PrepareForCreate(context.Background(), q)
+	if q.Status.Used != nil {
+		t.Fatalf("create kept client status %v", q.Status)
+	}
+	old := q.DeepCopy()
+
+	st := old.DeepCopy()
+	st.Spec.Hard = list("pods", "99")
+	st.Status = corev1.ResourceQuotaStatus{Hard: list("pods", "10"), Used: list("pods", "3")}
+	r.Status.PrepareForUpdate(context.Background(), st, old)
+	if st.Spec.Hard.Pods().String() != "10" || st.Status.Used.Pods().String() != "3" {
+		t.Errorf("status update: spec %v status %v", st.Spec.Hard, st.Status)
+	}
+
+	upd := st.DeepCopy()
+	upd.Status = corev1.ResourceQuotaStatus{}
+	r.Strategy.PrepareForUpdate(context.Background(), upd, st)
+	if upd.Status.Used.Pods().String() != "3" {
+		t.Errorf("main update dropped status: %v", upd.Status)
+	}
+}
+
+func TestTable(t *testing.T) {
+	q := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "compute", CreationTimestamp: metav1.NewTime(now.Add(-20 * time.Second))},
+		Spec:       corev1.ResourceQuotaSpec{Hard: list("pods", "10", "requests.cpu", "4", "limits.cpu", "8", "limits.memory", "8Gi")},
+		Status: corev1.ResourceQuotaStatus{
+			Hard: list("pods", "10", "requests.cpu", "4", "limits.cpu", "8", "limits.memory", "8Gi"),
+			Used: list("pods", "2", "requests.cpu", "500m"),
+		},
+	}
+	cells, err := Resource(clocktesting.NewFakePassiveClock(now)).Table.Cells(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []interface{}{"compute", "20s", "pods: 2/10, requests.cpu: 500m/4", "limits.cpu: 0/8, limits.memory: 0/8Gi"}
+	if !reflect.DeepEqual(cells, want) {
+		t.Errorf("cells = %q\nwant    %q", cells, want)
+	}
+}
