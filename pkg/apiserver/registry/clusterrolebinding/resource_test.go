@@ -1,0 +1,29 @@
+package clusterrolebinding
+
+import (
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kube-lite/kube-lite/pkg/api"
+)
+
+// TestResourceTypes checks that the served kind, its list and the table
+// agree with the Go types, as discovery and decoding rely on.
+func TestResourceTypes(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+	scheme := api.NewScheme()
+	gvks, _, err := scheme.ObjectKinds(r.New())
+	if err != nil || len(gvks) != 1 || gvks[0] != r.GroupVersionKind() {
+		t.Errorf("New() is %v (%v), want %v", gvks, err, r.GroupVersionKind())
+	}
+	gvks, _, err = scheme.ObjectKinds(r.NewList())
+	if want := r.GroupVersion.WithKind(r.Kind + "List"); err != nil || len(gvks) != 1 || gvks[0] != want {
+		t.Errorf("NewList() is %v (%v), want %v", gvks, err, want)
+	}
+	cells, err := r.Table.Cells(r.New())
+	if err != nil || len(cells) != len(r.Table.Columns()) {
+		t.Errorf("an empty object renders %d cells (%v) for %d columns", len(cells), err, len(r.Table.Columns()))
+	}
+}
