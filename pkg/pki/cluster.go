@@ -153,6 +153,11 @@ func WriteClusterPKI(ctx context.Context, dir string, o Options, opts ...Option)
 		return nil, err
 	}
 	s := newSettings(opts)
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	res := &Result{Layout: Layout(dir)}
 	l := res.Layout
 

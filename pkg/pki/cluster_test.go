@@ -167,7 +167,7 @@ func TestWriteClusterPKISecretsArePrivate(t *testing.T) {
 		}
 		name := d.Name()
 		switch {
-		case strings.HasPrefix(name, "."):
+		case strings.Contains(name, ".tmp-"):
 			t.Errorf("temporary file %s left behind", name)
 		case strings.HasSuffix(name, ".key"), strings.HasSuffix(name, ".kubeconfig"):
 			secrets++
@@ -436,5 +436,39 @@ func TestWriteClusterPKIStopsWhenCancelled(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "admin.kubeconfig")); err == nil {
 		t.Error("admin.kubeconfig written after cancellation")
+	}
+}
+
+func TestWriteClusterPKIConcurrentRunsShareOneCA(t *testing.T) {
+	dir := t.TempDir()
+	const runs = 4
+	errs := make(chan error, runs)
+	for range runs {
+		go func() {
+			_, err := WriteClusterPKI(context.Background(), dir, baseOptions(), WithLogger(slog.New(slog.DiscardHandler)))
+			errs <- err
+		}()
+	}
+	for range runs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ca, err := LoadCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, "*.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range matches {
+		cert, err := LoadCertFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: ca.CertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+			t.Errorf("%s does not chain to the CA left on disk: %v", filepath.Base(path), err)
+		}
 	}
 }
