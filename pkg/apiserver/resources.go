@@ -1,29 +1,56 @@
 package apiserver
 
 import (
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/clusterrole"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/clusterrolebinding"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/configmap"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/deployment"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/event"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/job"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/lease"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/mutatingwebhookconfiguration"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/namespace"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/node"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/replicaset"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/role"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/rolebinding"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/secret"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/service"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/serviceaccount"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validatingwebhookconfiguration"
 )
 
 // Resources lists every resource the server serves, in discovery order.
 func Resources(c clock.PassiveClock) []*registry.Resource {
+	pods := pod.Resource(c)
+	pods.Deletion = pod.Deletion{}
+	namespaces := namespace.Resource(c)
+	namespaces.Deletion = namespace.Deletion{}
+	namespaces.Finalize = namespace.FinalizeStrategy()
+	namespaces.ValidateName = apivalidation.ValidateNamespaceName
 	return []*registry.Resource{
-		pod.Resource(c),
+		pods,
+		namespaces,
+		node.Resource(c),
+		event.Resource(c),
 		configmap.Resource(c),
 		secret.Resource(c),
 		serviceaccount.Resource(c),
+		service.Resource(c),
 		deployment.Resource(c),
 		replicaset.Resource(c),
 		job.Resource(c),
 		lease.Resource(c),
+		role.Resource(c),
+		rolebinding.Resource(c),
+		clusterrole.Resource(c),
+		clusterrolebinding.Resource(c),
+		mutatingwebhookconfiguration.Resource(c),
+		validatingwebhookconfiguration.Resource(c),
 	}
 }

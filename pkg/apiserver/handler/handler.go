@@ -220,7 +220,7 @@ func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request, st *Store, 
 			return
 		}
 		h.podLog(w, r, st, ns, name)
-	case st.Name == "namespaces" && st.GroupVersion.Group == "" && sub == "finalize":
+	case st.Finalize != nil && sub == "finalize":
 		if r.Method != http.MethodPut {
 			writeError(w, r, methodNotAllowed(r))
 			return

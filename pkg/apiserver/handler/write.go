@@ -218,7 +218,8 @@ func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cu
 		st.Status.PrepareForUpdate(ctx, obj, cur)
 		errs = append(errs, st.Status.ValidateUpdate(ctx, obj, cur)...)
 	case finalizeEndpoint:
-		errs = append(errs, finalizeNamespace(obj, cur)...)
+		st.Finalize.PrepareForUpdate(ctx, obj, cur)
+		errs = append(errs, st.Finalize.ValidateUpdate(ctx, obj, cur)...)
 	}
 	if cm.GetDeletionTimestamp() != nil {
 		errs = append(errs, apivalidation.ValidateNoNewFinalizers(nm.GetFinalizers(), cm.GetFinalizers(), metaPath.Child("finalizers"))...)

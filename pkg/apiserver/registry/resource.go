@@ -99,6 +99,9 @@ type Resource struct {
 	// ValidateName checks metadata.name (prefix: a generateName); nil means
 	// a DNS-1123 subdomain, as most resources require.
 	ValidateName func(name string, prefix bool) []string
+	// Finalize holds the rules of the namespaces/{name}/finalize subresource
+	// (nil everywhere else).
+	Finalize StatusStrategy
 	// Deletion customizes graceful deletion; nil deletes at once (unless
 	// finalizers hold the object).
 	Deletion DeletionStrategy

@@ -1,0 +1,52 @@
+# kube-lite — see README.md. Every target is safe to run twice.
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := $(CURDIR)/bin
+KUBE_LITE_DIR ?= $(CURDIR)/.kube-lite
+export KUBE_LITE_DIR
+GOTEST_FLAGS ?= -count=1
+CMDS := $(notdir $(wildcard cmd/*))
+
+.PHONY: all build deps test test-unit test-integration test-e2e bench up down lint images clean
+
+all: build
+
+## build: compile every command into bin/
+build:
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ $(addprefix ./cmd/,$(CMDS))
+
+## deps: install the Debian packages that are missing (idempotent)
+deps:
+	@hack/deps.sh base node
+
+## test: every tier — unit, integration, end to end
+test: deps
+	@hack/test.sh
+
+test-unit:
+	$(GO) test $(GOTEST_FLAGS) ./pkg/... ./cmd/...
+
+test-integration:
+	$(GO) test $(GOTEST_FLAGS) ./test/integration/...
+
+test-e2e: build
+	$(GO) test $(GOTEST_FLAGS) -tags e2e -timeout 30m ./test/e2e/...
+
+## bench: benchmarks that print figures (see docs/benchmarks.md)
+bench: build
+	@hack/bench.sh
+
+## up: start a local one-node cluster on an embedded etcd; down: stop it
+up: deps build
+	@hack/up.sh
+
+down:
+	@hack/down.sh
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(BIN)
