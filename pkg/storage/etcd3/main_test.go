@@ -25,6 +25,16 @@ import (
 // its own prefix. Tests that compact start their own etcd.
 var sharedClient *clientv3.Client
 
+// sharedLocal is an in-process client of the same etcd, the embedded
+// apiserver's default.
+var sharedLocal *clientv3.Client
+
+// bothClients runs f against the gRPC and the in-process client.
+func bothClients(t *testing.T, f func(t *testing.T, c *clientv3.Client)) {
+	t.Run("grpc", func(t *testing.T) { f(t, sharedClient) })
+	t.Run("inprocess", func(t *testing.T) { f(t, sharedLocal) })
+}
+
 func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
@@ -50,6 +60,8 @@ func runTests(m *testing.M) int {
 	}
 	defer c.Close()
 	sharedClient = c
+	sharedLocal = e.InProcessClient()
+	defer sharedLocal.Close()
 	return m.Run()
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
@@ -95,7 +96,11 @@ func describe(t *testing.T, ev watch.Event) seen {
 }
 
 func TestWatchFromResourceVersionUnderConcurrentWrites(t *testing.T) {
-	s := newConfigMapStore(t, sharedClient)
+	bothClients(t, testWatchFromResourceVersionUnderConcurrentWrites)
+}
+
+func testWatchFromResourceVersionUnderConcurrentWrites(t *testing.T, c *clientv3.Client) {
+	s := newConfigMapStore(t, c)
 	ctx := testCtx(t)
 	before := mustCreate(t, s, configMap("ns", "before", nil, nil))
 	w := startWatch(t, s, "/configmaps", storage.ListOptions{ResourceVersion: before.ResourceVersion, Recursive: true})
@@ -333,8 +338,10 @@ func TestCompactedHistoryIsGone(t *testing.T) {
 	}
 }
 
-func TestWatchBookmarks(t *testing.T) {
-	s := newConfigMapStore(t, sharedClient, WithBookmarkInterval(50*time.Millisecond))
+func TestWatchBookmarks(t *testing.T) { bothClients(t, testWatchBookmarks) }
+
+func testWatchBookmarks(t *testing.T, c *clientv3.Client) {
+	s := newConfigMapStore(t, c, WithBookmarkInterval(50*time.Millisecond))
 	start := mustCreate(t, s, configMap("ns", "start", nil, nil))
 	opts := storage.ListOptions{ResourceVersion: start.ResourceVersion, Recursive: true}
 	plain := startWatch(t, s, "/configmaps", opts)
