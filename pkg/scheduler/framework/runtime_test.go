@@ -35,10 +35,13 @@ func (p *fakePlugin) Filter(_ context.Context, _ *framework.CycleState, _ *frame
 func (p *fakePlugin) Score(_ context.Context, _ *framework.CycleState, _ *framework.PodInfo, n *framework.NodeInfo) (int64, *framework.Status) {
 	return p.score[n.Node().Name], nil
 }
+
 type binder struct{}
 
 func (binder) Name() string { return "binder" }
-func (binder) Bind(context.Context, *framework.CycleState, *v1.Pod, string) *framework.Status { return nil }
+func (binder) Bind(context.Context, *framework.CycleState, *v1.Pod, string) *framework.Status {
+	return nil
+}
 
 func build(t *testing.T, plugins ...framework.PluginConfig) *framework.Framework {
 	t.Helper()

@@ -9,7 +9,9 @@ import (
 )
 
 func images(size int64, names ...string) func(*v1.Node) {
-	return func(n *v1.Node) { n.Status.Images = append(n.Status.Images, v1.ContainerImage{Names: names, SizeBytes: size}) }
+	return func(n *v1.Node) {
+		n.Status.Images = append(n.Status.Images, v1.ContainerImage{Names: names, SizeBytes: size})
+	}
 }
 
 func image(img string) func(*v1.Pod) { return func(p *v1.Pod) { p.Spec.Containers[0].Image = img } }
