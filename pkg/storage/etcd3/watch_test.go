@@ -243,7 +243,9 @@ func TestWatchPredicateTransitions(t *testing.T) {
 		want     watch.EventType
 		wantData string // the state the event carries
 	}{
-		{"create outside", func() *corev1.ConfigMap { return mustCreate(t, s, configMap("ns", "x", map[string]string{"app": "db"}, nil)) }, "", ""},
+		{"create outside", func() *corev1.ConfigMap {
+			return mustCreate(t, s, configMap("ns", "x", map[string]string{"app": "db"}, nil))
+		}, "", ""},
 		{"create inside", func() *corev1.ConfigMap {
 			return mustCreate(t, s, configMap("ns", "y", map[string]string{"app": "web"}, map[string]string{"v": "web"}))
 		}, watch.Added, "web"},
