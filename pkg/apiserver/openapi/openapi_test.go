@@ -56,12 +56,14 @@ func testResources() []*registry.Resource {
 				{Name: "binding", Kind: "Binding", Verbs: []string{"create"}},
 				{Name: "eviction", Kind: "Eviction", Group: "policy", Verbs: []string{"create"}},
 				{Name: "log", Kind: "Pod", Verbs: []string{"get"}},
+				{Name: "exec", Kind: "PodExecOptions", Verbs: []string{"get", "create"}},
 			},
 		},
 		{
 			GroupVersion: corev1.SchemeGroupVersion, Name: "namespaces", Singular: "namespace", Kind: "Namespace",
 			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
-			Status: statusStrategy{},
+			Status:            statusStrategy{},
+			ExtraSubresources: []registry.Subresource{{Name: "finalize", Kind: "Namespace", Verbs: []string{"update"}}},
 		},
 		{
 			GroupVersion: corev1.SchemeGroupVersion, Name: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true,

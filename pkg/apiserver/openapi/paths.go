@@ -340,8 +340,12 @@ func (o *opBuilder) readWrite(id func(verb, suffix string) string, suffix string
 func (o *opBuilder) extraSubresource(b *Builder, id func(verb, suffix string) string, sr registry.Subresource, params []*parameter) *pathItem {
 	suffix := camel(sr.Name)
 	gvk := o.r.GroupVersionKind()
-	var t reflect.Type // nil: a text stream such as pods/log
-	if sr.Name != "log" {
+	// Streaming subresources (log, and exec/attach/portforward/proxy whose
+	// kinds are the *Options of their query) answer with text, not objects;
+	// upstream tags them with the parent's kind.
+	streaming := sr.Name == "log" || strings.HasSuffix(sr.Kind, "Options")
+	var t reflect.Type // nil: a text stream
+	if !streaming {
 		var ok bool
 		gvk, t, ok = b.subresourceKind(o.r, sr)
 		if !ok {
@@ -355,21 +359,29 @@ func (o *opBuilder) extraSubresource(b *Builder, id func(verb, suffix string) st
 		case "get":
 			item.Get = o.newOp(id("read", suffix), "get", gvk, t, "200")
 			item.Get.Description = "read " + sr.Name + " of the specified " + o.r.Kind
-			if sr.Name == "log" {
+			if streaming {
 				item.Get.Action = "connect"
+			}
+			if sr.Name == "log" {
 				item.Get.Parameters = o.query(logParams()...)
 			}
 		case "create":
 			item.Post = o.newOp(id("create", suffix), "post", gvk, t, "200", "201", "202")
 			item.Post.Description = "create " + sr.Name + " of a " + o.r.Kind
-			item.Post.Parameters = o.query(writeParams(false)...)
-			o.withBody(item.Post, t, "*/*")
+			if streaming {
+				item.Post.Action = "connect"
+			} else {
+				item.Post.Parameters = o.query(writeParams(false)...)
+				o.withBody(item.Post, t, "*/*")
+			}
 		case "update":
 			item.Put = o.newOp(id("replace", suffix), "put", gvk, t, "200", "201")
+			item.Put.Description = "replace " + sr.Name + " of the specified " + o.r.Kind
 			item.Put.Parameters = o.query(writeParams(false)...)
 			o.withBody(item.Put, t, "*/*")
 		case "patch":
 			item.Patch = o.newOp(id("patch", suffix), "patch", gvk, t, "200", "201")
+			item.Patch.Description = "partially update " + sr.Name + " of the specified " + o.r.Kind
 			item.Patch.Parameters = o.query(writeParams(true)...)
 			o.withBody(item.Patch, reflect.TypeFor[metav1.Patch](), patchMediaTypes()...)
 		}
