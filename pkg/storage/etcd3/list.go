@@ -12,6 +12,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,10 +56,12 @@ func decodeContinue(token string) (int64, string, error) {
 	return t.RV, t.Start, nil
 }
 
+// parseRV reads a client's resourceVersion. A malformed one is the client's
+// mistake: the error is a 400 Status, which the apiserver passes through.
 func parseRV(rv string) (int64, error) {
 	n, err := strconv.ParseInt(rv, 10, 64)
 	if err != nil || n < 0 {
-		return 0, storage.NewError(storage.ErrInvalidContinue, "", fmt.Sprintf("invalid resource version %q", rv))
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
 	}
 	return n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -160,11 +161,12 @@ func TestListResourceVersions(t *testing.T) {
 	mustCreate(t, s, configMap("ns", "b", nil, nil))
 
 	tests := []struct {
-		name      string
-		opts      storage.ListOptions
-		want      []string
-		wantErr   error
-		wantRVSet string
+		name           string
+		opts           storage.ListOptions
+		want           []string
+		wantErr        error
+		wantBadRequest bool
+		wantRVSet      string
 	}{
 		{name: "latest", opts: storage.ListOptions{}, want: []string{"a", "b"}},
 		{name: "any", opts: storage.ListOptions{ResourceVersion: "0"}, want: []string{"a", "b"}},
@@ -174,11 +176,18 @@ func TestListResourceVersions(t *testing.T) {
 		{name: "future revision", opts: storage.ListOptions{ResourceVersion: "999999999"}, wantErr: storage.ErrTooLargeResourceVers},
 		{name: "future exact revision", opts: storage.ListOptions{ResourceVersion: "999999999", Exact: true}, wantErr: storage.ErrTooLargeResourceVers},
 		{name: "garbage continue", opts: storage.ListOptions{Continue: "not-a-token"}, wantErr: storage.ErrInvalidContinue},
+		{name: "malformed resourceVersion", opts: storage.ListOptions{ResourceVersion: "abc"}, wantBadRequest: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := &corev1.ConfigMapList{}
 			err := s.List(ctx, "/configmaps", tt.opts, l)
+			if tt.wantBadRequest {
+				if !apierrors.IsBadRequest(err) {
+					t.Fatalf("list: error %v, want a 400 BadRequest", err)
+				}
+				return
+			}
 			if !errors.Is(err, tt.wantErr) || (err != nil && tt.wantErr == nil) {
 				t.Fatalf("list: error %v, want %v", err, tt.wantErr)
 			}

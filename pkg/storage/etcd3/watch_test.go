@@ -384,8 +384,10 @@ func testWatchBookmarks(t *testing.T, c *clientv3.Client) {
 	}
 }
 
-func TestWatchStops(t *testing.T) {
-	s := newConfigMapStore(t, sharedClient)
+func TestWatchStops(t *testing.T) { bothClients(t, testWatchStops) }
+
+func testWatchStops(t *testing.T, c *clientv3.Client) {
+	s := newConfigMapStore(t, c)
 	before := runtime.NumGoroutine()
 
 	tests := []struct {
