@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
@@ -61,6 +62,10 @@ type EmbeddedConfig struct {
 	AutoCompactionRetention string
 	// SnapshotCount overrides the number of raft entries between snapshots.
 	SnapshotCount uint64
+	// ServerCertFile and ServerKeyFile, when set, make the client URL
+	// https; with ClientCAFile, clients must present a certificate signed
+	// by it. The embedded default is plain http on loopback.
+	ServerCertFile, ServerKeyFile, ClientCAFile string
 	// UnsafeNoFsync disables fsync: for tests and benchmarks only, a crash
 	// loses acknowledged writes.
 	UnsafeNoFsync bool
@@ -112,7 +117,11 @@ func startOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 			return nil, err
 		}
 	}
-	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
+	scheme := "http"
+	if cfg.ServerCertFile != "" {
+		scheme = "https"
+	}
+	clientURL := url.URL{Scheme: scheme, Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
 	peerURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort))}
 
 	ec := embed.NewConfig()
@@ -149,6 +158,14 @@ func startOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		ec.AutoCompactionRetention = cfg.AutoCompactionRetention
 	}
 	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	if cfg.ServerCertFile != "" {
+		ec.ClientTLSInfo = transport.TLSInfo{
+			CertFile:       cfg.ServerCertFile,
+			KeyFile:        cfg.ServerKeyFile,
+			TrustedCAFile:  cfg.ClientCAFile,
+			ClientCertAuth: cfg.ClientCAFile != "",
+		}
+	}
 	// The gRPC gateway (JSON over HTTP) is for curl users; nothing here needs it.
 	ec.EnableGRPCGateway = false
 
