@@ -68,10 +68,12 @@ func BenchmarkCreate(b *testing.B) {
 				b.SetParallelism(p)
 				b.ReportAllocs()
 				b.RunParallel(func(pb *testing.PB) {
-					out := &corev1.Pod{}
 					for pb.Next() {
 						name := fmt.Sprintf("pod-%d", seq.Add(1))
-						if err := s.Create(ctx, "/pods/bench/"+name, benchPod(name), out); err != nil {
+						// As the apiserver does: the request's object receives
+						// the stored state.
+						pod := benchPod(name)
+						if err := s.Create(ctx, "/pods/bench/"+name, pod, pod); err != nil {
 							b.Error(err)
 							return
 						}

@@ -134,7 +134,8 @@ func setResourceVersion(obj runtime.Object, rev int64) error {
 }
 
 // Create implements storage.Interface. It is one transaction: put if the key
-// has never been created (or was deleted).
+// has never been created (or was deleted). Passing the same object as obj and
+// out is allowed and saves decoding what was just encoded.
 func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object) error {
 	data, err := s.encode(obj)
 	if err != nil {
@@ -151,10 +152,20 @@ func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object)
 	if !resp.Succeeded {
 		return storage.NewError(storage.ErrKeyExists, key, "already exists")
 	}
+	return s.fill(out, obj, data, resp.Header.Revision)
+}
+
+// fill makes out the stored object at rev. When out is the object that was
+// just encoded, it already holds what was stored: only the resourceVersion
+// changes, saving a decode on the hot write path.
+func (s *store) fill(out, written runtime.Object, data []byte, rev int64) error {
 	if out == nil {
 		return nil
 	}
-	return s.decode(data, out, resp.Header.Revision)
+	if out == written {
+		return setResourceVersion(out, rev)
+	}
+	return s.decode(data, out, rev)
 }
 
 // Get implements storage.Interface.

@@ -322,3 +322,22 @@ func TestDeleteRetriesValidationOnConflict(t *testing.T) {
 		t.Errorf("deleted object has k=%s, want the state that was deleted (v2)", out.Data["k"])
 	}
 }
+
+func TestCreateIntoTheSameObject(t *testing.T) {
+	s := newConfigMapStore(t, sharedClient)
+	ctx := testCtx(t)
+	obj := configMap("ns", "same", map[string]string{"a": "b"}, map[string]string{"k": "v"})
+	if err := s.Create(ctx, cmKey("ns", "same"), obj, obj); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	got := &corev1.ConfigMap{}
+	if err := s.Get(ctx, cmKey("ns", "same"), got); err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	if obj.ResourceVersion == "" || obj.ResourceVersion != got.ResourceVersion {
+		t.Errorf("created object has resourceVersion %q, stored %q", obj.ResourceVersion, got.ResourceVersion)
+	}
+	if got.Data["k"] != "v" || got.Labels["a"] != "b" {
+		t.Errorf("stored %+v, want the created content", got)
+	}
+}
