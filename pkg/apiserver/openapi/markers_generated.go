@@ -1375,3 +1375,197 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 	}
 	return fieldMarkers{}, false
 }
+
+// enumValues returns the values of a type marked +enum, in source order.
+func enumValues(definition string) []string {
+	switch definition {
+	case "io.k8s.api.admissionregistration.v1.FailurePolicyType":
+		return []string{"Ignore", "Fail"}
+	case "io.k8s.api.admissionregistration.v1.MatchPolicyType":
+		return []string{"Exact", "Equivalent"}
+	case "io.k8s.api.admissionregistration.v1.OperationType":
+		return []string{"*", "CREATE", "UPDATE", "DELETE", "CONNECT"}
+	case "io.k8s.api.admissionregistration.v1.PatchType":
+		return []string{"ApplyConfiguration", "JSONPatch"}
+	case "io.k8s.api.admissionregistration.v1.ReinvocationPolicyType":
+		return []string{"Never", "IfNeeded"}
+	case "io.k8s.api.admissionregistration.v1.ScopeType":
+		return []string{"Cluster", "Namespaced", "*"}
+	case "io.k8s.api.admissionregistration.v1.SideEffectClass":
+		return []string{"Unknown", "None", "Some", "NoneOnDryRun"}
+	case "io.k8s.api.admissionregistration.v1.ValidationAction":
+		return []string{"Deny", "Warn", "Audit"}
+	case "io.k8s.api.admissionregistration.v1alpha1.FailurePolicyType":
+		return []string{"Ignore", "Fail"}
+	case "io.k8s.api.admissionregistration.v1alpha1.MatchPolicyType":
+		return []string{"Exact", "Equivalent"}
+	case "io.k8s.api.admissionregistration.v1alpha1.ParameterNotFoundActionType":
+		return []string{"Allow", "Deny"}
+	case "io.k8s.api.admissionregistration.v1alpha1.PatchType":
+		return []string{"ApplyConfiguration", "JSONPatch"}
+	case "io.k8s.api.admissionregistration.v1alpha1.ValidationAction":
+		return []string{"Deny", "Warn", "Audit"}
+	case "io.k8s.api.admissionregistration.v1beta1.PatchType":
+		return []string{"ApplyConfiguration", "JSONPatch"}
+	case "io.k8s.api.admissionregistration.v1beta1.ReinvocationPolicyType":
+		return []string{"Never", "IfNeeded"}
+	case "io.k8s.api.admissionregistration.v1beta1.ValidationAction":
+		return []string{"Deny", "Warn", "Audit"}
+	case "io.k8s.api.apps.v1.DaemonSetUpdateStrategyType":
+		return []string{"RollingUpdate", "OnDelete"}
+	case "io.k8s.api.apps.v1.DeploymentStrategyType":
+		return []string{"Recreate", "RollingUpdate"}
+	case "io.k8s.api.apps.v1.PodManagementPolicyType":
+		return []string{"OrderedReady", "Parallel"}
+	case "io.k8s.api.apps.v1.StatefulSetUpdateStrategyType":
+		return []string{"RollingUpdate", "OnDelete"}
+	case "io.k8s.api.autoscaling.v1.MetricSourceType":
+		return []string{"Object", "Pods", "Resource", "ContainerResource", "External"}
+	case "io.k8s.api.batch.v1.CompletionMode":
+		return []string{"NonIndexed", "Indexed"}
+	case "io.k8s.api.batch.v1.ConcurrencyPolicy":
+		return []string{"Allow", "Forbid", "Replace"}
+	case "io.k8s.api.batch.v1.PodFailurePolicyAction":
+		return []string{"FailJob", "FailIndex", "Ignore", "Count"}
+	case "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesOperator":
+		return []string{"In", "NotIn"}
+	case "io.k8s.api.batch.v1.PodReplacementPolicy":
+		return []string{"TerminatingOrFailed", "Failed"}
+	case "io.k8s.api.certificates.v1.KeyUsage":
+		return []string{"signing", "digital signature", "content commitment", "key encipherment", "key agreement", "data encipherment", "cert sign", "crl sign", "encipher only", "decipher only", "any", "server auth", "client auth", "code signing", "email protection", "s/mime", "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"}
+	case "io.k8s.api.core.v1.AppArmorProfileType":
+		return []string{"Unconfined", "RuntimeDefault", "Localhost"}
+	case "io.k8s.api.core.v1.AzureDataDiskCachingMode":
+		return []string{"None", "ReadOnly", "ReadWrite"}
+	case "io.k8s.api.core.v1.AzureDataDiskKind":
+		return []string{"Shared", "Dedicated", "Managed"}
+	case "io.k8s.api.core.v1.ClaimResourceStatus":
+		return []string{"ControllerResizeInProgress", "ControllerResizeInfeasible", "NodeResizePending", "NodeResizeInProgress", "NodeResizeInfeasible"}
+	case "io.k8s.api.core.v1.DNSPolicy":
+		return []string{"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"}
+	case "io.k8s.api.core.v1.HostPathType":
+		return []string{"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"}
+	case "io.k8s.api.core.v1.IPFamily":
+		return []string{"IPv4", "IPv6", ""}
+	case "io.k8s.api.core.v1.IPFamilyPolicy":
+		return []string{"SingleStack", "PreferDualStack", "RequireDualStack"}
+	case "io.k8s.api.core.v1.MountPropagationMode":
+		return []string{"None", "HostToContainer", "Bidirectional"}
+	case "io.k8s.api.core.v1.NamespacePhase":
+		return []string{"Active", "Terminating"}
+	case "io.k8s.api.core.v1.NodeInclusionPolicy":
+		return []string{"Ignore", "Honor"}
+	case "io.k8s.api.core.v1.NodePhase":
+		return []string{"Pending", "Running", "Terminated"}
+	case "io.k8s.api.core.v1.NodeSelectorOperator":
+		return []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
+	case "io.k8s.api.core.v1.PersistentVolumeAccessMode":
+		return []string{"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}
+	case "io.k8s.api.core.v1.PersistentVolumeClaimModifyVolumeStatus":
+		return []string{"Pending", "InProgress", "Infeasible"}
+	case "io.k8s.api.core.v1.PersistentVolumeClaimPhase":
+		return []string{"Pending", "Bound", "Lost"}
+	case "io.k8s.api.core.v1.PersistentVolumeMode":
+		return []string{"Block", "Filesystem"}
+	case "io.k8s.api.core.v1.PersistentVolumePhase":
+		return []string{"Pending", "Available", "Bound", "Released", "Failed"}
+	case "io.k8s.api.core.v1.PersistentVolumeReclaimPolicy":
+		return []string{"Recycle", "Delete", "Retain"}
+	case "io.k8s.api.core.v1.PodFSGroupChangePolicy":
+		return []string{"OnRootMismatch", "Always"}
+	case "io.k8s.api.core.v1.PodPhase":
+		return []string{"Pending", "Running", "Succeeded", "Failed", "Unknown"}
+	case "io.k8s.api.core.v1.PodQOSClass":
+		return []string{"Guaranteed", "Burstable", "BestEffort"}
+	case "io.k8s.api.core.v1.PreemptionPolicy":
+		return []string{"PreemptLowerPriority", "Never"}
+	case "io.k8s.api.core.v1.ProcMountType":
+		return []string{"Default", "Unmasked"}
+	case "io.k8s.api.core.v1.Protocol":
+		return []string{"TCP", "UDP", "SCTP"}
+	case "io.k8s.api.core.v1.PullPolicy":
+		return []string{"Always", "Never", "IfNotPresent"}
+	case "io.k8s.api.core.v1.ResourceQuotaScope":
+		return []string{"Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity", "VolumeAttributesClass"}
+	case "io.k8s.api.core.v1.RestartPolicy":
+		return []string{"Always", "OnFailure", "Never"}
+	case "io.k8s.api.core.v1.ScopeSelectorOperator":
+		return []string{"In", "NotIn", "Exists", "DoesNotExist"}
+	case "io.k8s.api.core.v1.SeccompProfileType":
+		return []string{"Unconfined", "RuntimeDefault", "Localhost"}
+	case "io.k8s.api.core.v1.ServiceAffinity":
+		return []string{"ClientIP", "None"}
+	case "io.k8s.api.core.v1.ServiceExternalTrafficPolicy":
+		return []string{"Cluster", "Local"}
+	case "io.k8s.api.core.v1.ServiceInternalTrafficPolicy":
+		return []string{"Cluster", "Local"}
+	case "io.k8s.api.core.v1.ServiceType":
+		return []string{"ClusterIP", "NodePort", "LoadBalancer", "ExternalName"}
+	case "io.k8s.api.core.v1.Signal":
+		return []string{"SIGABRT", "SIGALRM", "SIGBUS", "SIGCHLD", "SIGCLD", "SIGCONT", "SIGFPE", "SIGHUP", "SIGILL", "SIGINT", "SIGIO", "SIGIOT", "SIGKILL", "SIGPIPE", "SIGPOLL", "SIGPROF", "SIGPWR", "SIGQUIT", "SIGSEGV", "SIGSTKFLT", "SIGSTOP", "SIGSYS", "SIGTERM", "SIGTRAP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGUSR1", "SIGUSR2", "SIGVTALRM", "SIGWINCH", "SIGXCPU", "SIGXFSZ", "SIGRTMIN", "SIGRTMIN+1", "SIGRTMIN+2", "SIGRTMIN+3", "SIGRTMIN+4", "SIGRTMIN+5", "SIGRTMIN+6", "SIGRTMIN+7", "SIGRTMIN+8", "SIGRTMIN+9", "SIGRTMIN+10", "SIGRTMIN+11", "SIGRTMIN+12", "SIGRTMIN+13", "SIGRTMIN+14", "SIGRTMIN+15", "SIGRTMAX-14", "SIGRTMAX-13", "SIGRTMAX-12", "SIGRTMAX-11", "SIGRTMAX-10", "SIGRTMAX-9", "SIGRTMAX-8", "SIGRTMAX-7", "SIGRTMAX-6", "SIGRTMAX-5", "SIGRTMAX-4", "SIGRTMAX-3", "SIGRTMAX-2", "SIGRTMAX-1", "SIGRTMAX"}
+	case "io.k8s.api.core.v1.SupplementalGroupsPolicy":
+		return []string{"Merge", "Strict"}
+	case "io.k8s.api.core.v1.TaintEffect":
+		return []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
+	case "io.k8s.api.core.v1.TerminationMessagePolicy":
+		return []string{"File", "FallbackToLogsOnError"}
+	case "io.k8s.api.core.v1.TolerationOperator":
+		return []string{"Exists", "Equal", "Lt", "Gt"}
+	case "io.k8s.api.core.v1.URIScheme":
+		return []string{"HTTP", "HTTPS"}
+	case "io.k8s.api.core.v1.UnsatisfiableConstraintAction":
+		return []string{"DoNotSchedule", "ScheduleAnyway"}
+	case "io.k8s.api.networking.v1.PolicyType":
+		return []string{"Ingress", "Egress"}
+	case "io.k8s.api.policy.v1.UnhealthyPodEvictionPolicyType":
+		return []string{"IfHealthyBudget", "AlwaysAllow"}
+	case "io.k8s.api.policy.v1beta1.UnhealthyPodEvictionPolicyType":
+		return []string{"IfHealthyBudget", "AlwaysAllow"}
+	case "io.k8s.api.resource.v1.AllocationConfigSource":
+		return []string{"FromClass", "FromClaim"}
+	case "io.k8s.api.resource.v1.DeviceTaintEffect":
+		return []string{"None", "NoSchedule", "NoExecute"}
+	case "io.k8s.api.resource.v1.DeviceTolerationOperator":
+		return []string{"Exists", "Equal"}
+	case "io.k8s.api.resource.v1alpha3.DeviceTaintEffect":
+		return []string{"None", "NoSchedule", "NoExecute"}
+	case "io.k8s.api.resource.v1beta1.AllocationConfigSource":
+		return []string{"FromClass", "FromClaim"}
+	case "io.k8s.api.resource.v1beta1.DeviceTaintEffect":
+		return []string{"None", "NoSchedule", "NoExecute"}
+	case "io.k8s.api.resource.v1beta1.DeviceTolerationOperator":
+		return []string{"Exists", "Equal"}
+	case "io.k8s.api.resource.v1beta2.AllocationConfigSource":
+		return []string{"FromClass", "FromClaim"}
+	case "io.k8s.api.resource.v1beta2.DeviceTaintEffect":
+		return []string{"None", "NoSchedule", "NoExecute"}
+	case "io.k8s.api.resource.v1beta2.DeviceTolerationOperator":
+		return []string{"Exists", "Equal"}
+	case "io.k8s.api.scheduling.v1alpha2.DisruptionMode":
+		return []string{"Pod", "PodGroup"}
+	case "io.k8s.api.storage.v1.VolumeBindingMode":
+		return []string{"Immediate", "WaitForFirstConsumer"}
+	}
+	return nil
+}
+
+// typeDoc returns the description of a special type without SwaggerDoc.
+func typeDoc(definition string) string {
+	switch definition {
+	case "io.k8s.apimachinery.pkg.api.resource.Quantity":
+		return "Quantity is a fixed-point representation of a number. It provides convenient marshaling/unmarshaling in JSON and YAML, in addition to String() and AsInt64() accessors.\n\nThe serialization format is:\n\n``` <quantity>        ::= <signedNumber><suffix>\n\n(Note that <suffix> may be empty, from the \"\" case in <decimalSI>.)\n\n<digit>           ::= 0 | 1 | ... | 9 <digits>          ::= <digit> | <digit><digits> <number>          ::= <digits> | <digits>.<digits> | <digits>. | .<digits> <sign>            ::= \"+\" | \"-\" <signedNumber>    ::= <number> | <sign><number> <suffix>          ::= <binarySI> | <decimalExponent> | <decimalSI> <binarySI>        ::= Ki | Mi | Gi | Ti | Pi | Ei\n\n(International System of units; See: http://physics.nist.gov/cuu/Units/binary.html)\n\n<decimalSI>       ::= m | \"\" | k | M | G | T | P | E\n\n(Note that 1024 = 1Ki but 1000 = 1k; I didn't choose the capitalization.)\n\n<decimalExponent> ::= \"e\" <signedNumber> | \"E\" <signedNumber> ```\n\nNo matter which of the three exponent forms is used, no quantity may represent a number greater than 2^63-1 in magnitude, nor may it have more than 3 decimal places. Numbers larger or more precise will be capped or rounded up. (E.g.: 0.1m will rounded up to 1m.) This may be extended in the future if we require larger or smaller quantities.\n\nWhen a Quantity is parsed from a string, it will remember the type of suffix it had, and will use the same type again when it is serialized.\n\nBefore serializing, Quantity will be put in \"canonical form\". This means that Exponent/suffix will be adjusted up or down (with a corresponding increase or decrease in Mantissa) such that:\n\n- No precision is lost - No fractional digits will be emitted - The exponent (or suffix) is as large as possible.\n\nThe sign will be omitted unless the number is negative.\n\nExamples:\n\n- 1.5 will be serialized as \"1500m\" - 1.5Gi will be serialized as \"1536Mi\"\n\nNote that the quantity will NEVER be internally represented by a floating point number. That is the whole point of this exercise.\n\nNon-canonical values will still parse as long as they are well formed, but will be re-emitted in their canonical form. (So always use canonical form, or don't diff.)\n\nThis format is intended to make it difficult to use these numbers without writing some sort of special handling code in the hopes that that will cause implementors to also use a fixed point implementation."
+	case "io.k8s.apimachinery.pkg.apis.meta.v1.Duration":
+		return "Duration is a wrapper around time.Duration which supports correct marshaling to YAML and JSON. In particular, it marshals into strings, which can be used as map keys in json."
+	case "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1":
+		return "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.\n\nEach key is either a '.' representing the field itself, and will always map to an empty set, or a string representing a sub-field or item. The string will follow one of these four formats: 'f:<name>', where <name> is the name of a field in a struct, or key in a map 'v:<value>', where <value> is the exact json formatted value of a list item 'i:<index>', where <index> is position of a item in a list 'k:<keys>', where <keys> is a map of  a list item's key fields to their unique values If a key maps to an empty Fields value, the field that key represents is part of the set.\n\nThe exact format is defined in sigs.k8s.io/structured-merge-diff"
+	case "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime":
+		return "MicroTime is version of Time with microsecond level precision."
+	case "io.k8s.apimachinery.pkg.apis.meta.v1.Time":
+		return "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.  Wrappers are provided for many of the factory methods that the time package offers."
+	case "io.k8s.apimachinery.pkg.runtime.RawExtension":
+		return "RawExtension is used to hold extensions in external versions.\n\nTo use this, make a field which has RawExtension as its type in your external, versioned struct, and Object in your internal struct. You also need to register your various plugin types.\n\n// Internal package:\n\ntype MyAPIObject struct { runtime.TypeMeta `json:\",inline\"` MyPlugin runtime.Object `json:\"myPlugin\"` }\n\ntype PluginA struct { AOption string `json:\"aOption\"` }\n\n// External package:\n\ntype MyAPIObject struct { runtime.TypeMeta `json:\",inline\"` MyPlugin runtime.RawExtension `json:\"myPlugin\"` }\n\ntype PluginA struct { AOption string `json:\"aOption\"` }\n\n// On the wire, the JSON will look something like this:\n\n{ \"kind\":\"MyAPIObject\", \"apiVersion\":\"v1\", \"myPlugin\": { \"kind\":\"PluginA\", \"aOption\":\"foo\", }, }\n\nSo what happens? Decode first uses json or yaml to unmarshal the serialized data into your external MyAPIObject. That causes the raw JSON to be stored, but not unpacked. The next step is to copy (using pkg/conversion) into the internal struct. The runtime package's DefaultScheme has conversion functions installed which will unpack the JSON stored in RawExtension, turning it into the correct object type, and storing it in the Object. (TODO: In the case where the object is of an unknown type, a runtime.Unknown object will be created and stored.)"
+	case "io.k8s.apimachinery.pkg.util.intstr.IntOrString":
+		return "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number."
+	}
+	return ""
+}

@@ -383,7 +383,8 @@ func TestComponentSchemas(t *testing.T) {
 		got  any
 		want string
 	}{
-		{"Time", schemas["io.k8s.apimachinery.pkg.apis.meta.v1.Time"], `{"format":"date-time","type":"string"}`},
+		{"Time", schemas["io.k8s.apimachinery.pkg.apis.meta.v1.Time"], `{"description":"Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.  Wrappers are provided for many of the factory methods that the time package offers.","format":"date-time","type":"string"}`},
+		{"pull policy enum", prop("io.k8s.api.core.v1.Container", "imagePullPolicy")["enum"], `["Always","Never","IfNotPresent"]`},
 		{"Quantity types", schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"]["oneOf"], `[{"type":"string"},{"type":"number"}]`},
 		{"IntOrString format", schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["format"], `"int-or-string"`},
 		{"FieldsV1", schemas["io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"]["type"], `"object"`},

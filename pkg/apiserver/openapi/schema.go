@@ -16,6 +16,7 @@ type jsonSchema struct {
 	Description          string                 `json:"description,omitempty"`
 	Type                 string                 `json:"type,omitempty"`
 	Format               string                 `json:"format,omitempty"`
+	Enum                 []string               `json:"enum,omitempty"`
 	AllOf                []*jsonSchema          `json:"allOf,omitempty"`
 	OneOf                []*jsonSchema          `json:"oneOf,omitempty"`
 	Items                *jsonSchema            `json:"items,omitempty"`
@@ -139,6 +140,9 @@ func (g *schemaGen) ref(name string) *jsonSchema {
 // namedSchema is the component schema of a named type.
 func (g *schemaGen) namedSchema(t reflect.Type) *jsonSchema {
 	docs := swaggerDoc(t)
+	if docs == nil {
+		docs = map[string]string{"": typeDoc(definitionName(t))}
+	}
 	if types, format, ok := specialTypes(t); ok {
 		s := &jsonSchema{Description: docs[""], Format: format}
 		if oneOf, ok := v3OneOf(t); ok && g.v3 {
@@ -236,7 +240,11 @@ func (g *schemaGen) inlineSchema(t reflect.Type) *jsonSchema {
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return &jsonSchema{Type: "string"}
+		s := &jsonSchema{Type: "string"}
+		if t.Name() != "" && t.PkgPath() != "" {
+			s.Enum = enumValues(definitionName(t))
+		}
+		return s
 	case reflect.Bool:
 		return &jsonSchema{Type: "boolean"}
 	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Uint8, reflect.Uint16:

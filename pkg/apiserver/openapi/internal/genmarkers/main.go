@@ -1,7 +1,9 @@
-// Command genmarkers writes the table of field markers that upstream's
-// openapi-gen reads from comments in k8s.io/api (+optional, +required,
-// +listType, +listMapKey) and that reflection cannot see. Run it through
-// `go generate` in pkg/apiserver/openapi after bumping k8s.io/api.
+// Command genmarkers writes the tables of what upstream's openapi-gen reads
+// from comments in k8s.io/api and that reflection cannot see: field markers
+// (+optional, +required, +listType, +listMapKey), the values of +enum types,
+// and the descriptions of apimachinery's special types, which have no
+// SwaggerDoc method. Run it through `go generate` in pkg/apiserver/openapi
+// after bumping k8s.io/api.
 package main
 
 import (
@@ -21,6 +23,28 @@ import (
 	"strconv"
 	"strings"
 )
+
+// scan is everything collected from the sources, keyed by definition name.
+type scan struct {
+	fields    map[string]marker   // definition.jsonName
+	enumTypes map[string]bool     // definitions marked +enum
+	consts    map[string][]string // definition → string constants of that type
+	typeDocs  map[string]string   // definition → doc, for docTypes only
+}
+
+// docTypes are the special types whose description comes from the Go doc
+// comment because they lack a SwaggerDoc method.
+func docTypes() map[string]bool {
+	return map[string]bool{
+		"io.k8s.apimachinery.pkg.apis.meta.v1.Time":       true,
+		"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime":  true,
+		"io.k8s.apimachinery.pkg.apis.meta.v1.Duration":   true,
+		"io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1":   true,
+		"io.k8s.apimachinery.pkg.api.resource.Quantity":   true,
+		"io.k8s.apimachinery.pkg.util.intstr.IntOrString": true,
+		"io.k8s.apimachinery.pkg.runtime.RawExtension":    true,
+	}
+}
 
 type marker struct {
 	optional, required bool
@@ -47,6 +71,9 @@ func run(out string) error {
 	}
 	pkgs := map[string]string{ // import path → directory
 		"k8s.io/apimachinery/pkg/apis/meta/v1": filepath.Join(machDir, "pkg/apis/meta/v1"),
+		"k8s.io/apimachinery/pkg/api/resource": filepath.Join(machDir, "pkg/api/resource"),
+		"k8s.io/apimachinery/pkg/util/intstr":  filepath.Join(machDir, "pkg/util/intstr"),
+		"k8s.io/apimachinery/pkg/runtime":      filepath.Join(machDir, "pkg/runtime"),
 	}
 	typesFiles, err := filepath.Glob(filepath.Join(apiDir, "*", "*", "types.go"))
 	if err != nil {
@@ -61,13 +88,13 @@ func run(out string) error {
 		pkgs["k8s.io/api/"+filepath.ToSlash(rel)] = dir
 	}
 
-	entries := map[string]marker{}
+	sc := &scan{fields: map[string]marker{}, enumTypes: map[string]bool{}, consts: map[string][]string{}, typeDocs: map[string]string{}}
 	for importPath, dir := range pkgs {
-		if err := scanPackage(importPath, dir, entries); err != nil {
+		if err := sc.scanPackage(importPath, dir); err != nil {
 			return err
 		}
 	}
-	return write(out, entries)
+	return sc.write(out)
 }
 
 func moduleDir(mod string) (string, error) {
@@ -89,11 +116,12 @@ func definitionPrefix(importPath string) string {
 	return strings.Join(parts, ".")
 }
 
-func scanPackage(importPath, dir string, entries map[string]marker) error {
+func (sc *scan) scanPackage(importPath, dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return err
 	}
+	prefix := definitionPrefix(importPath) + "."
 	fset := token.NewFileSet()
 	for _, path := range files {
 		if strings.HasSuffix(path, "_test.go") || strings.Contains(filepath.Base(path), "generated") {
@@ -105,22 +133,92 @@ func scanPackage(importPath, dir string, entries map[string]marker) error {
 		}
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
+			if !ok {
 				continue
 			}
-			for _, spec := range gd.Specs {
-				ts := spec.(*ast.TypeSpec)
-				st, ok := ts.Type.(*ast.StructType)
-				if !ok || !ts.Name.IsExported() {
-					continue
+			switch gd.Tok {
+			case token.TYPE:
+				for _, spec := range gd.Specs {
+					sc.scanType(prefix, gd, spec.(*ast.TypeSpec))
 				}
-				for _, field := range st.Fields.List {
-					scanField(definitionPrefix(importPath)+"."+ts.Name.Name, field, entries)
+			case token.CONST:
+				for _, spec := range gd.Specs {
+					sc.scanConst(prefix, spec.(*ast.ValueSpec))
 				}
 			}
 		}
 	}
 	return nil
+}
+
+func (sc *scan) scanType(prefix string, gd *ast.GenDecl, ts *ast.TypeSpec) {
+	if !ts.Name.IsExported() {
+		return
+	}
+	name := prefix + ts.Name.Name
+	doc := ts.Doc
+	if doc == nil && len(gd.Specs) == 1 {
+		doc = gd.Doc
+	}
+	if doc != nil {
+		for _, c := range doc.List {
+			if strings.TrimSpace(strings.TrimPrefix(c.Text, "//")) == "+enum" {
+				sc.enumTypes[name] = true
+			}
+		}
+		if docTypes()[name] {
+			sc.typeDocs[name] = description(doc)
+		}
+	}
+	if st, ok := ts.Type.(*ast.StructType); ok {
+		for _, field := range st.Fields.List {
+			scanField(name, field, sc.fields)
+		}
+	}
+}
+
+func (sc *scan) scanConst(prefix string, vs *ast.ValueSpec) {
+	typ, ok := vs.Type.(*ast.Ident)
+	if !ok || len(vs.Values) != len(vs.Names) {
+		return
+	}
+	for _, v := range vs.Values {
+		lit, ok := v.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			continue
+		}
+		value, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			continue
+		}
+		sc.consts[prefix+typ.Name] = append(sc.consts[prefix+typ.Name], value)
+	}
+}
+
+// description renders a doc comment as openapi-gen does: lines of a
+// paragraph joined by spaces, paragraphs by a blank line, markers and TODOs
+// dropped.
+func description(doc *ast.CommentGroup) string {
+	var paragraphs []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			paragraphs = append(paragraphs, strings.Join(cur, " "))
+			cur = nil
+		}
+	}
+	for _, c := range doc.List {
+		line := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+		switch {
+		case line == "":
+			flush()
+		case strings.HasPrefix(line, "+"), strings.HasPrefix(line, "TODO"):
+		default:
+			cur = append(cur, line)
+		}
+	}
+	flush()
+	return strings.Join(paragraphs, "\n\n")
 }
 
 func scanField(typeName string, field *ast.Field, entries map[string]marker) {
@@ -163,19 +261,14 @@ func scanField(typeName string, field *ast.Field, entries map[string]marker) {
 	entries[typeName+"."+name] = m
 }
 
-func write(out string, entries map[string]marker) error {
-	keys := make([]string, 0, len(entries))
-	for k := range entries {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+func (sc *scan) write(out string) error {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by internal/genmarkers; DO NOT EDIT.\n\npackage openapi\n\n")
+
 	b.WriteString("// commentMarkers returns the markers k8s.io/api declares in comments on\n// the field key (definition name, dot, json name).\n")
 	b.WriteString("func commentMarkers(key string) (fieldMarkers, bool) {\n\tswitch key {\n")
-	for _, k := range keys {
-		m := entries[k]
-		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn fieldMarkers{", k)
+	for _, k := range sortedKeys(sc.fields) {
+		m := sc.fields[k]
 		var parts []string
 		if m.optional {
 			parts = append(parts, "optional: true")
@@ -189,13 +282,39 @@ func write(out string, entries map[string]marker) error {
 		if len(m.listMapKeys) > 0 {
 			parts = append(parts, fmt.Sprintf("listMapKeys: %#v", m.listMapKeys))
 		}
-		b.WriteString(strings.Join(parts, ", "))
-		b.WriteString("}, true\n")
+		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn fieldMarkers{%s}, true\n", k, strings.Join(parts, ", "))
 	}
-	b.WriteString("\t}\n\treturn fieldMarkers{}, false\n}\n")
+	b.WriteString("\t}\n\treturn fieldMarkers{}, false\n}\n\n")
+
+	b.WriteString("// enumValues returns the values of a type marked +enum, in source order.\n")
+	b.WriteString("func enumValues(definition string) []string {\n\tswitch definition {\n")
+	for _, k := range sortedKeys(sc.enumTypes) {
+		if len(sc.consts[k]) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn %#v\n", k, sc.consts[k])
+	}
+	b.WriteString("\t}\n\treturn nil\n}\n\n")
+
+	b.WriteString("// typeDoc returns the description of a special type without SwaggerDoc.\n")
+	b.WriteString("func typeDoc(definition string) string {\n\tswitch definition {\n")
+	for _, k := range sortedKeys(sc.typeDocs) {
+		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn %q\n", k, sc.typeDocs[k])
+	}
+	b.WriteString("\t}\n\treturn \"\"\n}\n")
+
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return fmt.Errorf("format: %w", err)
 	}
 	return os.WriteFile(out, src, 0o644)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
