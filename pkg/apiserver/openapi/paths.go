@@ -69,11 +69,12 @@ const (
 	mediaJSONPatch           = "application/json-patch+json"
 	mediaMergePatch          = "application/merge-patch+json"
 	mediaStrategicMergePatch = "application/strategic-merge-patch+json"
-	mediaApplyPatch          = "application/apply-patch+yaml"
 )
 
+// patchMediaTypes are the patch formats the server takes. Server-side apply
+// (application/apply-patch+yaml) is not among them, so it is not declared.
 func patchMediaTypes() []string {
-	return []string{mediaJSONPatch, mediaMergePatch, mediaStrategicMergePatch, mediaApplyPatch}
+	return []string{mediaJSONPatch, mediaMergePatch, mediaStrategicMergePatch}
 }
 
 // queryParam describes one query parameter; the descriptions are upstream's,
@@ -86,16 +87,12 @@ func paramPretty() queryParam {
 	return queryParam{"pretty", "string", "If 'true', then the output is pretty printed."}
 }
 
-func writeParams(patch bool) []queryParam {
-	ps := []queryParam{
+func writeParams() []queryParam {
+	return []queryParam{
 		{"dryRun", "string", "When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed"},
 		{"fieldManager", "string", "fieldManager is a name associated with the actor or entity that is making these changes."},
 		{"fieldValidation", "string", "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict"},
 	}
-	if patch {
-		ps = append(ps, queryParam{"force", "boolean", "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people."})
-	}
-	return ps
 }
 
 func deleteParams() []queryParam {
@@ -269,7 +266,7 @@ func (o *opBuilder) addResource(b *Builder, out map[string]*pathItem) {
 	}
 	collection.Post = o.newOp(id("create", ""), "post", gvk, kindType, "200", "201", "202")
 	collection.Post.Description = "create a " + r.Kind
-	collection.Post.Parameters = o.query(writeParams(false)...)
+	collection.Post.Parameters = o.query(writeParams()...)
 	o.withBody(collection.Post, kindType, "*/*")
 	collection.Delete = o.newOp(id("deletecollection", ""), "deletecollection", gvk, statusType, "200")
 	collection.Delete.Description = "delete collection of " + r.Kind
@@ -287,20 +284,20 @@ func (o *opBuilder) addResource(b *Builder, out map[string]*pathItem) {
 
 	itemParams := append(append([]*parameter{nameParam}, nsParam...), pretty...)
 	itemPath := prefix + "/" + r.Name + "/{name}"
-	out[itemPath] = o.readWrite(id, "", gvk, kindType, itemParams, true)
+	out[itemPath] = o.readWrite(id, "", gvk, kindType, itemParams)
 	out[itemPath].Delete = o.newOp(id("delete", ""), "delete", gvk, kindType, "200", "202")
 	out[itemPath].Delete.Description = "delete a " + r.Kind
 	out[itemPath].Delete.Parameters = o.query(deleteParams()...)
 	o.withBody(out[itemPath].Delete, reflect.TypeFor[metav1.DeleteOptions](), "*/*")
 
 	if r.Status != nil {
-		out[itemPath+"/status"] = o.readWrite(id, "Status", gvk, kindType, itemParams, true)
+		out[itemPath+"/status"] = o.readWrite(id, "Status", gvk, kindType, itemParams)
 	}
 	if r.Scale != nil {
 		scaleType := reflect.TypeFor[autoscalingv1.Scale]()
 		scaleGVK := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 		g.addGVK(scaleType, scaleGVK)
-		out[itemPath+"/scale"] = o.readWrite(id, "Scale", scaleGVK, scaleType, itemParams, false)
+		out[itemPath+"/scale"] = o.readWrite(id, "Scale", scaleGVK, scaleType, itemParams)
 	}
 	for _, sr := range r.ExtraSubresources {
 		if item := o.extraSubresource(b, id, sr, itemParams); item != nil {
@@ -312,7 +309,7 @@ func (o *opBuilder) addResource(b *Builder, out map[string]*pathItem) {
 // readWrite is the get/put/patch trio of an object or of its status or scale.
 // Every PATCH declares fieldValidation and the kind it patches: that pair is
 // how kubectl decides that the server validates fields itself.
-func (o *opBuilder) readWrite(id func(verb, suffix string) string, suffix string, gvk schema.GroupVersionKind, t reflect.Type, params []*parameter, strategic bool) *pathItem {
+func (o *opBuilder) readWrite(id func(verb, suffix string) string, suffix string, gvk schema.GroupVersionKind, t reflect.Type, params []*parameter) *pathItem {
 	what := o.r.Kind
 	if suffix != "" {
 		what = strings.ToLower(suffix) + " of the specified " + o.r.Kind
@@ -322,16 +319,12 @@ func (o *opBuilder) readWrite(id func(verb, suffix string) string, suffix string
 	item.Get.Description = "read the specified " + what
 	item.Put = o.newOp(id("replace", suffix), "put", gvk, t, "200", "201")
 	item.Put.Description = "replace the specified " + what
-	item.Put.Parameters = o.query(writeParams(false)...)
+	item.Put.Parameters = o.query(writeParams()...)
 	o.withBody(item.Put, t, "*/*")
 	item.Patch = o.newOp(id("patch", suffix), "patch", gvk, t, "200", "201")
 	item.Patch.Description = "partially update the specified " + what
-	item.Patch.Parameters = o.query(writeParams(true)...)
-	media := patchMediaTypes()
-	if !strategic {
-		media = []string{mediaJSONPatch, mediaMergePatch, mediaApplyPatch}
-	}
-	o.withBody(item.Patch, reflect.TypeFor[metav1.Patch](), media...)
+	item.Patch.Parameters = o.query(writeParams()...)
+	o.withBody(item.Patch, reflect.TypeFor[metav1.Patch](), patchMediaTypes()...)
 	return item
 }
 
@@ -371,18 +364,18 @@ func (o *opBuilder) extraSubresource(b *Builder, id func(verb, suffix string) st
 			if streaming {
 				item.Post.Action = "connect"
 			} else {
-				item.Post.Parameters = o.query(writeParams(false)...)
+				item.Post.Parameters = o.query(writeParams()...)
 				o.withBody(item.Post, t, "*/*")
 			}
 		case "update":
 			item.Put = o.newOp(id("replace", suffix), "put", gvk, t, "200", "201")
 			item.Put.Description = "replace " + sr.Name + " of the specified " + o.r.Kind
-			item.Put.Parameters = o.query(writeParams(false)...)
+			item.Put.Parameters = o.query(writeParams()...)
 			o.withBody(item.Put, t, "*/*")
 		case "patch":
 			item.Patch = o.newOp(id("patch", suffix), "patch", gvk, t, "200", "201")
 			item.Patch.Description = "partially update " + sr.Name + " of the specified " + o.r.Kind
-			item.Patch.Parameters = o.query(writeParams(true)...)
+			item.Patch.Parameters = o.query(writeParams()...)
 			o.withBody(item.Patch, reflect.TypeFor[metav1.Patch](), patchMediaTypes()...)
 		}
 	}
