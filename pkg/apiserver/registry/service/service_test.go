@@ -159,6 +159,11 @@ func TestTable(t *testing.T) {
 		}, []interface{}{"web", "NodePort", "10.96.0.10", "<none>", "80:30080/TCP,53:30053/UDP", "60s", "app=web"}},
 		{"pending load balancer", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer },
 			[]interface{}{"web", "LoadBalancer", "10.96.0.10", "<pending>", "80/TCP", "60s", "app=web"}},
+		{"load balancer with addresses", func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Spec.ExternalIPs = []string{"192.0.2.9"}
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "198.51.100.2"}, {Hostname: "lb.example.com"}, {IP: "198.51.100.1"}, {IP: "198.51.100.2"}}
+		}, []interface{}{"web", "LoadBalancer", "10.96.0.10", "198.51.100.1,198.51.100.2,lb.example.com,192.0.2.9", "80/TCP", "60s", "app=web"}},
 		{"external name", func(s *corev1.Service) {
 			s.Spec.Type, s.Spec.ExternalName, s.Spec.ClusterIP, s.Spec.Ports, s.Spec.Selector = corev1.ServiceTypeExternalName, "db.example.com", "", nil, nil
 		}, []interface{}{"web", "ExternalName", "<none>", "db.example.com", "<none>", "60s", "<none>"}},

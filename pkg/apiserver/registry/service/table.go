@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
@@ -52,16 +53,16 @@ func externalIP(s *corev1.Service) string {
 		}
 		return tableutil.None
 	case corev1.ServiceTypeLoadBalancer:
-		var ips []string
+		lb := sets.New[string]()
 		for _, ing := range s.Status.LoadBalancer.Ingress {
 			switch {
 			case ing.IP != "":
-				ips = append(ips, ing.IP)
+				lb.Insert(ing.IP)
 			case ing.Hostname != "":
-				ips = append(ips, ing.Hostname)
+				lb.Insert(ing.Hostname)
 			}
 		}
-		ips = append(ips, s.Spec.ExternalIPs...)
+		ips := append(sets.List(lb), s.Spec.ExternalIPs...)
 		if len(ips) == 0 {
 			return "<pending>"
 		}
