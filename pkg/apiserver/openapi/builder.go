@@ -93,8 +93,9 @@ func (b *Builder) V2() (body []byte, etag string) {
 	return b.v2.body, b.v2.etag
 }
 
-// V2Protobuf returns the v2 document in the protobuf form kubectl asks for
-// (Accept: ContentTypeV2Protobuf), used when it falls back from v3.
+// V2Protobuf returns the v2 document as protobuf, which kubectl asks for
+// (Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf) when
+// it falls back from v3; answer with Content-Type ContentTypeV2Protobuf.
 func (b *Builder) V2Protobuf() (body []byte, etag string, err error) {
 	b.v2ProtoOnce.Do(func() {
 		jsonBody, _ := b.V2()
