@@ -372,8 +372,21 @@ func (p *progressRequester) loop(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C():
-			// A failed request only delays a bookmark; the next tick retries.
-			_ = p.client.RequestProgress(ctx)
+			p.request(ctx)
 		}
 	}
+}
+
+// request asks for progress while holding the lock, so that at least one
+// registered watch still has its etcd watch open: a request on a stream
+// without watches would make the client open a new stream that nothing ever
+// closes.
+func (p *progressRequester) request(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiters == 0 {
+		return
+	}
+	// A failed request only delays a bookmark; the next tick retries.
+	_ = p.client.RequestProgress(ctx)
 }
