@@ -15,14 +15,15 @@ import (
 )
 
 func table(c clock.PassiveClock) registry.TableConvertor {
+	docs := corev1.ServiceSpec{}.SwaggerDoc()
 	cols := []metav1.TableColumnDefinition{
 		tableutil.NameColumn(),
-		tableutil.Column("Type", "string", 0, "The type of the service."),
-		tableutil.Column("Cluster-IP", "string", 0, "The IP address of the service."),
-		tableutil.Column("External-IP", "string", 0, "The external IP address of the service."),
-		tableutil.Column("Port(s)", "string", 0, "The ports exposed by the service."),
+		tableutil.Column("Type", "string", 0, docs["type"]),
+		tableutil.Column("Cluster-IP", "string", 0, docs["clusterIP"]),
+		tableutil.Column("External-IP", "string", 0, docs["externalIPs"]),
+		tableutil.Column("Port(s)", "string", 0, docs["ports"]),
 		tableutil.AgeColumn(),
-		tableutil.Column("Selector", "string", 1, corev1.ServiceSpec{}.SwaggerDoc()["selector"]),
+		tableutil.Column("Selector", "string", 1, docs["selector"]),
 	}
 	return tableutil.New(cols, func(s *corev1.Service) []interface{} {
 		clusterIP := tableutil.None
