@@ -250,8 +250,9 @@ func TestStatusUpdate(t *testing.T) {
 		{"spec change is ignored", corev1.PodPending, func(p *corev1.Pod) { p.Spec.NodeName = "elsewhere" }, ""},
 		{"unknown phase", corev1.PodPending, func(p *corev1.Pod) { p.Status.Phase = "Sleeping" },
 			`status.phase: Unsupported value: "Sleeping"`},
-		{"back from terminal", corev1.PodSucceeded, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning },
-			"status.phase: Forbidden: may not transition from terminal phase"},
+		{"dead container restarted under Never", corev1.PodRunning, func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		}, "status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"},
 		{"bad ip", corev1.PodPending, func(p *corev1.Pod) { p.Status.PodIP = "10.1" },
 			`status.podIP: Invalid value: "10.1"`},
 		{"qos class changed", corev1.PodPending, func(p *corev1.Pod) { p.Status.QOSClass = corev1.PodQOSGuaranteed },
@@ -262,6 +263,8 @@ func TestStatusUpdate(t *testing.T) {
 			old := created(t, newPod())
 			old.Spec.NodeName = "node-1"
 			old.Status.Phase = tt.oldPhase
+			old.Spec.RestartPolicy = corev1.RestartPolicyNever
+			old.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}}
 			p := old.DeepCopy()
 			tt.mutate(p)
 			s := Resource(clocktesting.NewFakePassiveClock(now)).Status

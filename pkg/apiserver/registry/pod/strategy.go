@@ -197,8 +197,9 @@ func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object)
 	return ValidateStatusUpdate(pod, oldPod)
 }
 
-// ValidateStatusUpdate checks a status write: a known phase, no way back
-// from a terminal phase, a fixed QOS class, valid addresses and node names.
+// ValidateStatusUpdate checks a status write: a known phase, no restart of
+// containers the restart policy keeps dead, a fixed QOS class, valid
+// addresses and node names.
 func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 	statusPath := field.NewPath("status")
 	var errs field.ErrorList
@@ -211,10 +212,9 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 			string(corev1.PodPending), string(corev1.PodRunning), string(corev1.PodSucceeded),
 			string(corev1.PodFailed), string(corev1.PodUnknown)}))
 	}
-	if terminal(old.Status.Phase) && st.Phase != old.Status.Phase {
-		errs = append(errs, field.Forbidden(phasePath,
-			fmt.Sprintf("may not transition from terminal phase %q to %q", old.Status.Phase, st.Phase)))
-	}
+	// A container that will not be restarted cannot come back to life.
+	errs = append(errs, stateTransitions(st.ContainerStatuses, old.Status.ContainerStatuses, &old.Spec, statusPath.Child("containerStatuses"))...)
+	errs = append(errs, stateTransitions(st.InitContainerStatuses, old.Status.InitContainerStatuses, &old.Spec, statusPath.Child("initContainerStatuses"))...)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(st.QOSClass, old.Status.QOSClass, statusPath.Child("qosClass"))...)
 	if st.NominatedNodeName != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(st.NominatedNodeName) {
@@ -246,6 +246,34 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 	}
 	for i, cs := range st.InitContainerStatuses {
 		errs = append(errs, regvalidation.NonnegativeField(int64(cs.RestartCount), statusPath.Child("initContainerStatuses").Index(i).Child("restartCount"))...)
+	}
+	return errs
+}
+
+// stateTransitions forbids a terminated container to be reported running or
+// waiting again when the restart policy (the pod's, or Always for sidecars)
+// would not have restarted it.
+func stateTransitions(statuses, old []corev1.ContainerStatus, spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	if spec.RestartPolicy == corev1.RestartPolicyAlways {
+		return nil
+	}
+	sidecars := map[string]bool{}
+	for _, c := range spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sidecars[c.Name] = true
+		}
+	}
+	var errs field.ErrorList
+	for i, o := range old {
+		term := o.State.Terminated
+		if term == nil || sidecars[o.Name] || (term.ExitCode != 0 && spec.RestartPolicy == corev1.RestartPolicyOnFailure) {
+			continue
+		}
+		for _, n := range statuses {
+			if n.Name == o.Name && n.State.Terminated == nil {
+				errs = append(errs, field.Forbidden(fldPath.Index(i).Child("state"), "may not be transitioned to non-terminated state"))
+			}
+		}
 	}
 	return errs
 }
