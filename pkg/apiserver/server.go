@@ -127,9 +127,9 @@ func (s *Server) router(resources []*registry.Resource) http.Handler {
 	r.Get("/apis/{group}", disc.serveGroup)
 	r.Get("/api/{version}", disc.serveResources)
 	r.Get("/apis/{group}/{version}", disc.serveResources)
-	r.Get("/openapi/v2", serveOpenAPIv2(oa))
-	r.Get("/openapi/v3", serveOpenAPIv3Root(oa))
-	r.Get("/openapi/v3/*", serveOpenAPIv3(oa))
+	r.Get("/openapi/v2", oa.ServeV2)
+	r.Get("/openapi/v3", oa.ServeV3Discovery)
+	r.Get("/openapi/v3/*", oa.ServeV3)
 	r.Handle("/api/{version}/*", s.rest)
 	r.Handle("/apis/{group}/{version}/*", s.rest)
 	return r

@@ -129,13 +129,13 @@ func (h *Handler) toTable(r *http.Request, st *Store, mc mediaChoice, obj runtim
 }
 
 func partialOf(obj runtime.Object, apiVersion string) (*metav1.PartialObjectMetadata, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, fmt.Errorf("object metadata: %w", err)
-	}
-	om, ok := m.(*metav1.ObjectMeta)
+	acc, ok := obj.(metav1.ObjectMetaAccessor)
 	if !ok {
-		return nil, fmt.Errorf("unexpected metadata type %T", m)
+		return nil, fmt.Errorf("object %T has no ObjectMeta", obj)
+	}
+	om, ok := acc.GetObjectMeta().(*metav1.ObjectMeta)
+	if !ok {
+		return nil, fmt.Errorf("unexpected metadata type %T", acc.GetObjectMeta())
 	}
 	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: "PartialObjectMetadata"}, ObjectMeta: *om}, nil
 }

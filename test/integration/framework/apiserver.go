@@ -48,7 +48,12 @@ func StartAPIServer(t testing.TB, opts ...Option) *Server {
 		cancel()
 		t.Fatalf("start etcd: %v", err)
 	}
-	client := e.InProcessClient()
+	client, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
+	if err != nil {
+		cancel()
+		e.Stop()
+		t.Fatalf("etcd client: %v", err)
+	}
 	cfg := apiserver.Config{Etcd: client}
 	for _, o := range opts {
 		o(&cfg)

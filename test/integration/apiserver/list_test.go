@@ -1,0 +1,123 @@
+package apiserver_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-lite/kube-lite/test/integration/framework"
+)
+
+func statusCode(err error) int32 {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Code
+	}
+	return 0
+}
+
+func TestListPagesAndSelectors(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	pods := s.Client.CoreV1().Pods("default")
+	for i := 0; i < 5; i++ {
+		p := testPod(fmt.Sprintf("p%d", i))
+		if i%2 == 0 {
+			p.Labels["tier"] = "front"
+		}
+		if i < 2 {
+			p.Spec.NodeName = "n1"
+		}
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var names []string
+	opts := metav1.ListOptions{Limit: 2}
+	pages := 0
+	for {
+		list, err := pods.List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(list.Items) > 2 {
+			t.Fatalf("page of %d items with limit 2", len(list.Items))
+		}
+		for _, p := range list.Items {
+			names = append(names, p.Name)
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	if pages != 3 || fmt.Sprint(names) != "[p0 p1 p2 p3 p4]" {
+		t.Fatalf("pages %d, names %v", pages, names)
+	}
+
+	cases := []struct {
+		label, field string
+		want         []string
+	}{
+		{label: "tier=front", want: []string{"p0", "p2", "p4"}},
+		{label: "tier!=front", want: []string{"p1", "p3"}},
+		{field: "spec.nodeName=n1", want: []string{"p0", "p1"}},
+		{field: "spec.nodeName=", want: []string{"p2", "p3", "p4"}},
+		{label: "tier=front", field: "spec.nodeName=n1", want: []string{"p0"}},
+		{field: "metadata.name=p3", want: []string{"p3"}},
+		{field: "status.phase=Pending", want: []string{"p0", "p1", "p2", "p3", "p4"}},
+	}
+	for _, c := range cases {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: c.label, FieldSelector: c.field})
+		if err != nil {
+			t.Fatalf("%q %q: %v", c.label, c.field, err)
+		}
+		var got []string
+		for _, p := range list.Items {
+			got = append(got, p.Name)
+		}
+		sort.Strings(got)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("label %q field %q: got %v, want %v", c.label, c.field, got, c.want)
+		}
+	}
+
+	// A filtered page still holds `limit` items when enough match.
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "tier=front", Limit: 2})
+	if err != nil || len(list.Items) != 2 || list.Continue == "" {
+		t.Fatalf("filtered page: %v, %d items, continue %q", err, len(list.Items), list.Continue)
+	}
+
+	_, err = pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.bogus=1"})
+	if statusCode(err) != http.StatusBadRequest {
+		t.Fatalf("unsupported field label: want 400, got %v", err)
+	}
+	_, err = pods.List(ctx, metav1.ListOptions{LabelSelector: "a in (b"})
+	if statusCode(err) != http.StatusBadRequest {
+		t.Fatalf("bad label selector: want 400, got %v", err)
+	}
+
+	// Across namespaces.
+	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Client.CoreV1().Pods("other").Create(ctx, testPod("x"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil || len(all.Items) != 6 {
+		t.Fatalf("all namespaces: %v, %d items", err, len(all.Items))
+	}
+	other, err := s.Client.CoreV1().Pods("other").List(ctx, metav1.ListOptions{})
+	if err != nil || len(other.Items) != 1 {
+		t.Fatalf("namespace other: %v, %d items", err, len(other.Items))
+	}
+}

@@ -1,0 +1,206 @@
+package apiserver_test
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-lite/kube-lite/test/integration/framework"
+)
+
+func TestInformerSeesChanges(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactory(s.Client, 0)
+	inf := factory.Core().V1().ConfigMaps().Informer()
+	events := make(chan string, 100)
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o interface{}) { events <- "add " + o.(*corev1.ConfigMap).Name },
+		UpdateFunc: func(_, o interface{}) { events <- "update " + o.(*corev1.ConfigMap).Name },
+		DeleteFunc: func(o interface{}) {
+			if cm, ok := o.(*corev1.ConfigMap); ok {
+				events <- "delete " + cm.Name
+			}
+		},
+	})
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer never synced")
+	}
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = map[string]string{"a": "b"}
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "after", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"add before", "add after", "update after", "delete after"}
+	for _, w := range want {
+		select {
+		case got := <-events:
+			if got != w {
+				t.Fatalf("event: got %q, want %q", got, w)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("timed out waiting for %q", w)
+		}
+	}
+}
+
+func TestWatchResumesFromResourceVersion(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	first, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "first"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Changes made while nobody watches must all arrive, in order, once.
+	var want []string
+	for i := 0; i < 20; i++ {
+		name := fmt.Sprintf("cm-%d", i)
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, "ADDED "+name)
+	}
+	if err := cms.Delete(ctx, "first", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "DELETED first")
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	lastRV := 0
+	for _, wnt := range want {
+		select {
+		case ev := <-w.ResultChan():
+			cm := ev.Object.(*corev1.ConfigMap)
+			if got := string(ev.Type) + " " + cm.Name; got != wnt {
+				t.Fatalf("got %q, want %q", got, wnt)
+			}
+			rv, _ := strconv.Atoi(cm.ResourceVersion)
+			if rv <= lastRV {
+				t.Fatalf("resourceVersion went backwards: %d after %d", rv, lastRV)
+			}
+			lastRV = rv
+		case <-time.After(20 * time.Second):
+			t.Fatalf("timed out waiting for %q", wnt)
+		}
+	}
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("unexpected extra event %s", ev.Type)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+func TestWatchTooOldIsGone(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	old, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := strconv.ParseInt(latest.ResourceVersion, 10, 64)
+	if _, err := s.Etcd.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	oldRV, _ := strconv.ParseInt(old.ResourceVersion, 10, 64)
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatInt(oldRV-1, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != watch.Error {
+			t.Fatalf("want an ERROR event, got %s", ev.Type)
+		}
+		st, ok := ev.Object.(*metav1.Status)
+		if !ok || st.Code != http.StatusGone || st.Reason != metav1.StatusReasonExpired {
+			t.Fatalf("want 410 Expired, got %#v", ev.Object)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event")
+	}
+	// A paged list continued after compaction is gone too.
+	for i := 0; i < 3; i++ {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil || page.Continue == "" {
+		t.Fatalf("first page: %v, continue %q", err, page.Continue)
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := cms.Get(ctx, "late", metav1.GetOptions{})
+	rev, _ = strconv.ParseInt(cur.ResourceVersion, 10, 64)
+	if _, err := s.Etcd.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cms.List(ctx, metav1.ListOptions{Limit: 1, Continue: page.Continue})
+	if code := statusCode(err); code != http.StatusGone {
+		t.Fatalf("continue after compaction: want 410, got %v", err)
+	}
+}
+
+func TestWatchBookmarks(t *testing.T) {
+	s := framework.StartAPIServer(t, framework.WithBookmarkInterval(200*time.Millisecond))
+	ctx := ctxT(t)
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type != watch.Bookmark {
+				t.Fatalf("want only bookmarks on an idle watch, got %s", ev.Type)
+			}
+			b := ev.Object.(*corev1.ConfigMap)
+			rv, _ := strconv.Atoi(b.ResourceVersion)
+			base, _ := strconv.Atoi(cm.ResourceVersion)
+			if rv < base {
+				t.Fatalf("bookmark resourceVersion %d older than the watch start %d", rv, base)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no bookmark arrived")
+		}
+	}
+}
