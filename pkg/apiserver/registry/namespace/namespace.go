@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,12 +20,9 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
-	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
-// Resource describes namespaces; c is the clock the AGE column reads. The
-// finalize subresource is listed for discovery; the integrator serves it
-// with FinalizeStrategy.
+// Resource describes namespaces; c is the clock the AGE column reads.
 func Resource(c clock.PassiveClock) *registry.Resource {
 	return &registry.Resource{
 		GroupVersion: corev1.SchemeGroupVersion,
@@ -43,7 +41,10 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		}, func(ns *corev1.Namespace) []interface{} {
 			return []interface{}{ns.Name, string(ns.Status.Phase), tableutil.Age(ns.CreationTimestamp, c.Now())}
 		}),
-		Attrs: Attrs,
+		Attrs:        Attrs,
+		ValidateName: apimachineryvalidation.ValidateNamespaceName,
+		Finalize:     FinalizeStrategy(),
+		Deletion:     Deletion{},
 		ExtraSubresources: []registry.Subresource{
 			{Name: "finalize", Kind: "Namespace", Verbs: []string{"update"}},
 		},
@@ -135,10 +136,11 @@ func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.E
 	return Validate(ns)
 }
 
-// Validate checks the name (an RFC 1123 label: it is also a DNS name for
-// services) and the finalizer names.
+// Validate checks the name label and the finalizer names. The name itself
+// (an RFC 1123 label: it is also part of service DNS names) is checked by
+// the handler through Resource.ValidateName.
 func Validate(ns *corev1.Namespace) field.ErrorList {
-	errs := validation.DNSLabel(ns.Name, field.NewPath("metadata", "name"))
+	var errs field.ErrorList
 	if v, ok := ns.Labels[corev1.LabelMetadataName]; ok && v != ns.Name {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(corev1.LabelMetadataName), v,
 			"must match metadata.name"))

@@ -52,7 +52,6 @@ func TestValidate(t *testing.T) {
 		ns   corev1.Namespace
 		want []string
 	}{
-		{"dotted name", corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}}, []string{`metadata.name: Invalid value: "a.b"`}},
 		{"bad finalizer", corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"cleanup"}}},
 			[]string{`spec.finalizers[0]: Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified`}},
 		{"wrong name label", corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"kubernetes.io/metadata.name": "b"}}},
@@ -70,6 +69,16 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestNameIsALabel(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	if msgs := r.ValidateName("a.b", false); len(msgs) == 0 {
+		t.Error("a.b accepted as a namespace name")
+	}
+	if msgs := r.ValidateName("team-a", false); len(msgs) != 0 {
+		t.Errorf("team-a rejected: %v", msgs)
 	}
 }
 

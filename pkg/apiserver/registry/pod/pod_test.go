@@ -309,6 +309,10 @@ func TestGracePeriod(t *testing.T) {
 			if got := GracePeriodFor(p, tt.requested); got != tt.want {
 				t.Errorf("GracePeriodFor = %d, want %d", got, tt.want)
 			}
+			del := Resource(clocktesting.NewFakePassiveClock(now)).Deletion
+			if got := del.GracePeriod(p, tt.requested); got != tt.want {
+				t.Errorf("Deletion.GracePeriod = %d, want %d", got, tt.want)
+			}
 			if tt.requested == nil {
 				if got := GracePeriod(p); got != tt.want {
 					t.Errorf("GracePeriod = %d, want %d", got, tt.want)

@@ -29,6 +29,7 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		Status:       statusStrategy{},
 		Table:        table(c),
 		Attrs:        Attrs,
+		Deletion:     Deletion{},
 		ExtraSubresources: []registry.Subresource{
 			{Name: "binding", Kind: "Binding", Verbs: []string{"create"}},
 			{Name: "log", Kind: "Pod", Verbs: []string{"get"}},

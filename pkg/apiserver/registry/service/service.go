@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,6 +38,9 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		Status:       statusStrategy{},
 		Table:        table(c),
 		Attrs:        Attrs,
+		// A service name becomes a DNS label and an environment variable
+		// prefix (WEB_SERVICE_HOST), so it must start with a letter.
+		ValidateName: apimachineryvalidation.NameIsDNS1035Label,
 	}
 }
 

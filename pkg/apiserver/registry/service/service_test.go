@@ -74,7 +74,6 @@ func TestValidate(t *testing.T) {
 		{"valid", func(s *corev1.Service) {}, nil},
 		{"headless without ports", func(s *corev1.Service) { s.Spec.ClusterIP = "None"; s.Spec.Ports = nil }, nil},
 		{"no ports", func(s *corev1.Service) { s.Spec.Ports = nil }, []string{"spec.ports: Required value"}},
-		{"name starts with digit", func(s *corev1.Service) { s.Name = "1web" }, []string{`metadata.name: Invalid value: "1web"`}},
 		{"bad type", func(s *corev1.Service) { s.Spec.Type = "Magic" }, []string{`spec.type: Unsupported value: "Magic"`}},
 		{"second port unnamed", func(s *corev1.Service) {
 			s.Spec.Ports[0].Name = "http"
@@ -107,6 +106,16 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestNameIsADNS1035Label(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	if msgs := r.ValidateName("1web", false); len(msgs) == 0 {
+		t.Error("1web accepted as a service name")
+	}
+	if msgs := r.ValidateName("web", false); len(msgs) != 0 {
+		t.Errorf("web rejected: %v", msgs)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"net"
 
 	corev1 "k8s.io/api/core/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -14,16 +13,11 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
-// Validate checks a service as upstream does, short of IP allocation: its
-// name is a DNS-1035 label (it becomes an environment variable prefix and a
-// DNS name), ports, type, affinity, selector and IPs.
+// Validate checks a service's spec as upstream does, short of IP
+// allocation: ports, type, affinity, selector and IPs. The name is checked by
+// the handler through Resource.ValidateName.
 func Validate(s *corev1.Service) field.ErrorList {
 	var errs field.ErrorList
-	if s.Name != "" {
-		for _, msg := range apimachineryvalidation.NameIsDNS1035Label(s.Name, false) {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), s.Name, msg))
-		}
-	}
 	spec := &s.Spec
 	specPath := field.NewPath("spec")
 	headless := spec.ClusterIP == corev1.ClusterIPNone
