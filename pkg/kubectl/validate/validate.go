@@ -1,0 +1,351 @@
+// Package validate checks manifests on the client, before anything is sent,
+// against the OpenAPI v3 schemas that the server publishes at /openapi/v3.
+package validate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"sigs.k8s.io/yaml"
+)
+
+// Directive values of --validate.
+const (
+	Strict = "strict"
+	Warn   = "warn"
+	Ignore = "ignore"
+)
+
+// ParseDirective maps the flag value (including kubectl's legacy booleans)
+// to a directive.
+func ParseDirective(v string) (string, error) {
+	switch strings.ToLower(v) {
+	case "strict", "true", "":
+		return Strict, nil
+	case "warn":
+		return Warn, nil
+	case "ignore", "false":
+		return Ignore, nil
+	}
+	return "", fmt.Errorf("invalid - validate option %q; must be one of: strict (or true), warn, ignore (or false)", v)
+}
+
+// SpecSource yields the OpenAPI v3 document of one group-version;
+// client-go's openapi3.Root satisfies it.
+type SpecSource interface {
+	GVSpec(gv schema.GroupVersion) (*spec3.OpenAPI, error)
+}
+
+// Validator implements resource.ContentValidator for the Builder.
+type Validator struct {
+	src  SpecSource
+	mode string
+	warn io.Writer
+
+	mu    sync.Mutex
+	specs map[schema.GroupVersion]*spec3.OpenAPI
+}
+
+// New returns a validator in the given mode; warnings go to warn.
+func New(src SpecSource, mode string, warn io.Writer) *Validator {
+	return &Validator{src: src, mode: mode, warn: warn, specs: map[schema.GroupVersion]*spec3.OpenAPI{}}
+}
+
+// ValidateBytes checks one document (YAML or JSON).
+func (v *Validator) ValidateBytes(data []byte) error {
+	if v.mode == Ignore {
+		return nil
+	}
+	problems, err := v.problems(data)
+	if err != nil {
+		return err
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	if v.mode == Warn {
+		for _, p := range problems {
+			fmt.Fprintf(v.warn, "Warning: %s\n", p)
+		}
+		return nil
+	}
+	if len(problems) == 1 {
+		return errors.New(problems[0])
+	}
+	return fmt.Errorf("[%s]", strings.Join(problems, ", "))
+}
+
+func (v *Validator) problems(data []byte) ([]string, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("error converting YAML to JSON: %w", err)
+	}
+	var obj map[string]interface{}
+	if err := json.Unmarshal(js, &obj); err != nil {
+		return nil, fmt.Errorf("the manifest is not an object: %w", err)
+	}
+	if obj == nil {
+		return nil, nil
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	var problems []string
+	if apiVersion == "" {
+		problems = append(problems, "apiVersion not set")
+	}
+	if kind == "" {
+		problems = append(problems, "kind not set")
+	}
+	if len(problems) > 0 {
+		return problems, nil
+	}
+	problems = append(problems, nameProblems(kind, obj)...)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return append(problems, err.Error()), nil
+	}
+	doc := v.spec(gv)
+	if doc == nil {
+		// Unknown group-versions are reported by the RESTMapper, which
+		// names the kind and version the user wrote.
+		return problems, nil
+	}
+	root := findKind(doc, gv.WithKind(kind))
+	if root == nil {
+		return problems, nil
+	}
+	w := walker{doc: doc}
+	w.walk("", obj, root, 0)
+	return append(problems, w.problems...), nil
+}
+
+func (v *Validator) spec(gv schema.GroupVersion) *spec3.OpenAPI {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if d, ok := v.specs[gv]; ok {
+		return d
+	}
+	d, err := v.src.GVSpec(gv)
+	if err != nil {
+		d = nil
+	}
+	v.specs[gv] = d
+	return d
+}
+
+// nameProblems applies the name rules the server will apply, so that a
+// bad name fails before any object of a multi-document file is sent.
+func nameProblems(kind string, obj map[string]interface{}) []string {
+	md, _ := obj["metadata"].(map[string]interface{})
+	name, _ := md["name"].(string)
+	if name == "" {
+		if gn, _ := md["generateName"].(string); gn != "" {
+			return nil
+		}
+		return []string{"metadata.name: Required value: name or generateName is required"}
+	}
+	var errs []string
+	switch kind {
+	case "Namespace":
+		errs = utilvalidation.IsDNS1123Label(name)
+	case "Service":
+		errs = utilvalidation.IsDNS1035Label(name)
+	default:
+		errs = utilvalidation.IsDNS1123Subdomain(name)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("metadata.name: Invalid value: %q: %s", name, strings.Join(errs, "; "))}
+}
+
+const gvkExtension = "x-kubernetes-group-version-kind"
+
+func findKind(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) *spec.Schema {
+	if doc.Components == nil {
+		return nil
+	}
+	for _, s := range doc.Components.Schemas {
+		raw, ok := s.Extensions[gvkExtension]
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(raw)
+		if err != nil {
+			continue
+		}
+		var gvks []struct{ Group, Version, Kind string }
+		if json.Unmarshal(b, &gvks) != nil {
+			continue
+		}
+		for _, g := range gvks {
+			if g.Group == gvk.Group && g.Version == gvk.Version && g.Kind == gvk.Kind {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+type walker struct {
+	doc      *spec3.OpenAPI
+	problems []string
+}
+
+// maxDepth guards against recursive schemas (JSONSchemaProps).
+const maxDepth = 64
+
+func (w *walker) resolve(s *spec.Schema) *spec.Schema {
+	for i := 0; s != nil && i < maxDepth; i++ {
+		if ref := s.Ref.String(); ref != "" {
+			s = w.doc.Components.Schemas[strings.TrimPrefix(ref, "#/components/schemas/")]
+			continue
+		}
+		if len(s.AllOf) == 1 && len(s.Properties) == 0 && len(s.Type) == 0 {
+			s = &s.AllOf[0]
+			continue
+		}
+		return s
+	}
+	return s
+}
+
+func (w *walker) addf(format string, args ...interface{}) {
+	w.problems = append(w.problems, fmt.Sprintf(format, args...))
+}
+
+func (w *walker) walk(path string, val interface{}, s *spec.Schema, depth int) {
+	s = w.resolve(s)
+	if s == nil || val == nil || depth > maxDepth {
+		return
+	}
+	if b, _ := s.Extensions.GetBool("x-kubernetes-preserve-unknown-fields"); b {
+		return
+	}
+	if len(s.OneOf) > 0 || len(s.AnyOf) > 0 {
+		alts := append(append([]spec.Schema{}, s.OneOf...), s.AnyOf...)
+		for i := range alts {
+			if typeMatches(w.resolve(&alts[i]), val) {
+				return
+			}
+		}
+		w.addf("%s: invalid type %s", display(path), jsonType(val))
+		return
+	}
+	if !typeMatches(s, val) {
+		w.addf("%s: expected %s, got %s", display(path), strings.Join(s.Type, " or "), jsonType(val))
+		return
+	}
+	switch t := val.(type) {
+	case map[string]interface{}:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			child := joinField(path, k)
+			if p, ok := s.Properties[k]; ok {
+				w.walk(child, t[k], &p, depth+1)
+				continue
+			}
+			if ap := s.AdditionalProperties; ap != nil {
+				if ap.Schema != nil {
+					w.walk(child, t[k], ap.Schema, depth+1)
+				}
+				if ap.Schema != nil || ap.Allows {
+					continue
+				}
+			}
+			if len(s.Properties) == 0 && s.AdditionalProperties == nil {
+				// An object schema with no declared fields is free-form.
+				continue
+			}
+			w.addf("unknown field %q", child)
+		}
+	case []interface{}:
+		if s.Items == nil || s.Items.Schema == nil {
+			return
+		}
+		for i, item := range t {
+			w.walk(fmt.Sprintf("%s[%d]", path, i), item, s.Items.Schema, depth+1)
+		}
+	}
+}
+
+func typeMatches(s *spec.Schema, val interface{}) bool {
+	if s == nil || len(s.Type) == 0 {
+		return true
+	}
+	for _, typ := range s.Type {
+		switch typ {
+		case "object":
+			if _, ok := val.(map[string]interface{}); ok {
+				return true
+			}
+		case "array":
+			if _, ok := val.([]interface{}); ok {
+				return true
+			}
+		case "string":
+			if _, ok := val.(string); ok {
+				return true
+			}
+		case "boolean":
+			if _, ok := val.(bool); ok {
+				return true
+			}
+		case "number":
+			if _, ok := val.(float64); ok {
+				return true
+			}
+		case "integer":
+			if f, ok := val.(float64); ok && f == math.Trunc(f) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func jsonType(val interface{}) string {
+	switch val.(type) {
+	case map[string]interface{}:
+		return "object"
+	case []interface{}:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	}
+	return fmt.Sprintf("%T", val)
+}
+
+func joinField(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func display(path string) string {
+	if path == "" {
+		return "<root>"
+	}
+	return path
+}

@@ -1,0 +1,132 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/spec3"
+)
+
+// podDoc is a trimmed copy of the shapes the server publishes for core/v1.
+const podDoc = `{"openapi":"3.0.0","info":{"title":"t","version":"v1"},"paths":{},"components":{"schemas":{
+ "io.k8s.api.core.v1.Pod":{"type":"object","x-kubernetes-group-version-kind":[{"group":"","kind":"Pod","version":"v1"}],
+   "properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},
+     "metadata":{"allOf":[{"$ref":"#/components/schemas/meta.ObjectMeta"}]},
+     "spec":{"allOf":[{"$ref":"#/components/schemas/io.k8s.api.core.v1.PodSpec"}]}}},
+ "io.k8s.api.core.v1.PodSpec":{"type":"object","properties":{
+     "containers":{"type":"array","items":{"$ref":"#/components/schemas/io.k8s.api.core.v1.Container"}},
+     "nodeSelector":{"type":"object","additionalProperties":{"type":"string"}},
+     "overhead":{"type":"object","additionalProperties":{"$ref":"#/components/schemas/quantity"}}}},
+ "io.k8s.api.core.v1.Container":{"type":"object","properties":{"name":{"type":"string"},"image":{"type":"string"},
+     "ports":{"type":"array","items":{"type":"object","properties":{"containerPort":{"type":"integer"},"targetPort":{"$ref":"#/components/schemas/intstr"}}}}}},
+ "meta.ObjectMeta":{"type":"object","properties":{"name":{"type":"string"},"generateName":{"type":"string"},
+     "labels":{"type":"object","additionalProperties":{"type":"string"}}}},
+ "quantity":{"oneOf":[{"type":"string"},{"type":"number"}]},
+ "intstr":{"format":"int-or-string","oneOf":[{"type":"integer"},{"type":"string"}]}
+}}}`
+
+type fakeSource map[schema.GroupVersion]string
+
+func (f fakeSource) GVSpec(gv schema.GroupVersion) (*spec3.OpenAPI, error) {
+	raw, ok := f[gv]
+	if !ok {
+		return nil, errors.New("not found")
+	}
+	var doc spec3.OpenAPI
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
+func TestValidateBytes(t *testing.T) {
+	src := fakeSource{{Version: "v1"}: podDoc}
+	tests := []struct {
+		name, manifest, want string // want "" means valid
+	}{
+		{"valid", `
+apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web}}
+spec:
+  nodeSelector: {disk: ssd}
+  overhead: {cpu: 1, memory: 10Mi}
+  containers: [{name: c, image: busybox, ports: [{containerPort: 80, targetPort: http}]}]
+`, ""},
+		{"unknown nested field with path", `
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec: {containers: [{name: c, imagee: busybox}]}
+`, `unknown field "spec.containers[0].imagee"`},
+		{"unknown top-level field", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspecc: {}\n", `unknown field "specc"`},
+		{"mistyped scalar", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c, ports: [{containerPort: eighty}]}]}\n",
+			"spec.containers[0].ports[0].containerPort: expected integer, got string"},
+		{"int-or-string rejects objects", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c, ports: [{targetPort: {}}]}]}\n",
+			"spec.containers[0].ports[0].targetPort: invalid type object"},
+		{"bad name", "apiVersion: v1\nkind: Pod\nmetadata: {name: Web_1}\n", `metadata.name: Invalid value: "Web_1"`},
+		{"missing name", "apiVersion: v1\nkind: Pod\nmetadata: {}\n", "name or generateName is required"},
+		{"generateName is enough", "apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-}\n", ""},
+		{"missing kind", "apiVersion: v1\nmetadata: {name: x}\n", "kind not set"},
+		{"unknown group-version is left to the RESTMapper", "apiVersion: example.com/v9\nkind: Foo\nmetadata: {name: x}\nanything: 1\n", ""},
+		{"YAML syntax error", "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n", "error converting YAML to JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := New(src, Strict, nil).ValidateBytes([]byte(tt.manifest))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans several lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestValidateModes(t *testing.T) {
+	src := fakeSource{{Version: "v1"}: podDoc}
+	bad := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspecc: {}\n")
+	tests := []struct {
+		mode      string
+		wantErr   bool
+		wantWarns string
+	}{
+		{Strict, true, ""},
+		{Warn, false, "Warning: unknown field \"specc\"\n"},
+		{Ignore, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			var warns bytes.Buffer
+			err := New(src, tt.mode, &warns).ValidateBytes(bad)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if warns.String() != tt.wantWarns {
+				t.Errorf("warnings = %q, want %q", warns.String(), tt.wantWarns)
+			}
+		})
+	}
+}
+
+func TestParseDirective(t *testing.T) {
+	for in, want := range map[string]string{"strict": Strict, "true": Strict, "warn": Warn, "ignore": Ignore, "false": Ignore} {
+		if got, err := ParseDirective(in); err != nil || got != want {
+			t.Errorf("ParseDirective(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseDirective("maybe"); err == nil {
+		t.Error("ParseDirective(maybe) accepted")
+	}
+}
