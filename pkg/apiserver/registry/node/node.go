@@ -57,12 +57,20 @@ func Attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 
 type strategy struct{}
 
-// Default fills allocatable from capacity when a kubelet reports only the
-// latter, as upstream.
+// Default mirrors podCIDR and fills allocatable from capacity when a kubelet
+// reports only the latter, as upstream.
 func (strategy) Default(obj runtime.Object) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return
+	}
+	// podCIDR and podCIDRs[0] are one value under two names, as in upstream's
+	// v1 conversion.
+	switch {
+	case n.Spec.PodCIDR != "" && len(n.Spec.PodCIDRs) == 0:
+		n.Spec.PodCIDRs = []string{n.Spec.PodCIDR}
+	case n.Spec.PodCIDR == "" && len(n.Spec.PodCIDRs) > 0:
+		n.Spec.PodCIDR = n.Spec.PodCIDRs[0]
 	}
 	if n.Status.Allocatable == nil && len(n.Status.Capacity) > 0 {
 		n.Status.Allocatable = n.Status.Capacity.DeepCopy()

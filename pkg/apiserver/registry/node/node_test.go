@@ -44,6 +44,15 @@ func TestCreateKeepsStatusAndDefaultsAllocatable(t *testing.T) {
 	}
 }
 
+func TestDefaultMirrorsPodCIDR(t *testing.T) {
+	n := newNode()
+	n.Spec.PodCIDRs = nil
+	Resource(clocktesting.NewFakePassiveClock(now)).Strategy.Default(n)
+	if len(n.Spec.PodCIDRs) != 1 || n.Spec.PodCIDRs[0] != "10.244.1.0/24" {
+		t.Errorf("podCIDRs = %v", n.Spec.PodCIDRs)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name   string

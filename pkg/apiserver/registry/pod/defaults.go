@@ -20,6 +20,7 @@ func Default(pod *corev1.Pod) {
 		t := true
 		pod.Spec.EnableServiceLinks = &t
 	}
+	mirrorSingularFields(pod)
 	// Only pods, not templates, get requests from limits: a template's
 	// containers are defaulted when the pod is created from it.
 	for i := range pod.Spec.InitContainers {
@@ -27,6 +28,29 @@ func Default(pod *corev1.Pod) {
 	}
 	for i := range pod.Spec.Containers {
 		requestsFromLimits(&pod.Spec.Containers[i].Resources)
+	}
+}
+
+// mirrorSingularFields keeps the old singular fields and their lists in
+// step, as upstream's v1 conversion does, so that clients reading either
+// (kubectl reads podIPs, older code podIP) see the same value.
+func mirrorSingularFields(pod *corev1.Pod) {
+	spec, st := &pod.Spec, &pod.Status
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName
+	switch {
+	case st.PodIP != "" && len(st.PodIPs) == 0:
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	case st.PodIP == "" && len(st.PodIPs) > 0:
+		st.PodIP = st.PodIPs[0].IP
+	}
+	switch {
+	case st.HostIP != "" && len(st.HostIPs) == 0:
+		st.HostIPs = []corev1.HostIP{{IP: st.HostIP}}
+	case st.HostIP == "" && len(st.HostIPs) > 0:
+		st.HostIP = st.HostIPs[0].IP
 	}
 }
 

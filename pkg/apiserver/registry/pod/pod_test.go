@@ -88,6 +88,19 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+func TestDefaultMirrorsSingularFields(t *testing.T) {
+	p := newPod()
+	p.Spec.DeprecatedServiceAccount = "builder"
+	p.Status.PodIP, p.Status.HostIPs = "10.244.0.9", []corev1.HostIP{{IP: "192.168.1.10"}}
+	Default(p)
+	if p.Spec.ServiceAccountName != "builder" || p.Spec.DeprecatedServiceAccount != "builder" {
+		t.Errorf("service account %q / %q", p.Spec.ServiceAccountName, p.Spec.DeprecatedServiceAccount)
+	}
+	if len(p.Status.PodIPs) != 1 || p.Status.PodIPs[0].IP != "10.244.0.9" || p.Status.HostIP != "192.168.1.10" {
+		t.Errorf("status IPs %+v", p.Status)
+	}
+}
+
 func TestDefaultPullPolicy(t *testing.T) {
 	tests := []struct {
 		image string
