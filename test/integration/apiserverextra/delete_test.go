@@ -1,0 +1,143 @@
+package apiserverextra
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/test/integration/framework"
+)
+
+const testFinalizer = "kube-lite.io/hold"
+
+func TestDeletion(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	pods := s.Client.CoreV1().Pods("default")
+
+	t.Run("finalizer holds a deletion until removed", func(t *testing.T) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{testFinalizer}}}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cms.Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+		got, err := cms.Get(ctx, "held", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("object with a finalizer is gone after delete: %v", err)
+		}
+		if got.DeletionTimestamp == nil {
+			t.Fatal("deletionTimestamp not set on a held object")
+		}
+		if _, err := cms.Patch(ctx, "held", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("remove finalizer: %v", err)
+		}
+		if _, err := cms.Get(ctx, "held", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("after the last finalizer is removed, get = %v, want NotFound", err)
+		}
+	})
+
+	t.Run("bound pod is deleted gracefully, then at once with grace 0", func(t *testing.T) {
+		if _, err := pods.Create(ctx, newPod("graceful"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bind(ctx, t, s, "graceful", "node-1")
+		if err := pods.Delete(ctx, "graceful", metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+		got, err := pods.Get(ctx, "graceful", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("bound pod gone at once, want graceful deletion: %v", err)
+		}
+		if got.DeletionTimestamp == nil || got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != 30 {
+			t.Fatalf("deletionTimestamp=%v deletionGracePeriodSeconds=%v, want set and 30", got.DeletionTimestamp, got.DeletionGracePeriodSeconds)
+		}
+		if err := pods.Delete(ctx, "graceful", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatalf("delete with grace 0: %v", err)
+		}
+		if _, err := pods.Get(ctx, "graceful", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("after grace 0, get = %v, want NotFound", err)
+		}
+	})
+
+	t.Run("unbound pod is deleted at once", func(t *testing.T) {
+		if _, err := pods.Create(ctx, newPod("unbound"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := pods.Delete(ctx, "unbound", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods.Get(ctx, "unbound", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("get = %v, want NotFound", err)
+		}
+	})
+
+	for _, tc := range []struct {
+		policy metav1.DeletionPropagation
+		want   string
+	}{
+		{metav1.DeletePropagationForeground, metav1.FinalizerDeleteDependents},
+		{metav1.DeletePropagationOrphan, metav1.FinalizerOrphanDependents},
+	} {
+		t.Run("propagationPolicy "+string(tc.policy)+" adds "+tc.want, func(t *testing.T) {
+			name := strings.ToLower("prop-" + string(tc.policy))
+			if _, err := s.Client.AppsV1().Deployments("default").Create(ctx, newDeployment(name), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Client.AppsV1().Deployments("default").Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &tc.policy}); err != nil {
+				t.Fatalf("delete: %v", err)
+			}
+			got, err := s.Client.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("object gone, want it held by %s: %v", tc.want, err)
+			}
+			if got.DeletionTimestamp == nil || !slices.Contains(got.Finalizers, tc.want) {
+				t.Fatalf("deletionTimestamp=%v finalizers=%v, want set and %s", got.DeletionTimestamp, got.Finalizers, tc.want)
+			}
+		})
+	}
+
+	t.Run("precondition on another UID is a conflict", func(t *testing.T) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "precond"}}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err := cms.Delete(ctx, "precond", metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions("not-the-uid")})
+		if !apierrors.IsConflict(err) {
+			t.Fatalf("delete with wrong UID = %v, want 409 Conflict", err)
+		}
+		if _, err := cms.Get(ctx, "precond", metav1.GetOptions{}); err != nil {
+			t.Fatalf("object deleted despite failed precondition: %v", err)
+		}
+	})
+
+	t.Run("dryRun=All delete keeps the object", func(t *testing.T) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry-delete"}}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cms.Delete(ctx, "dry-delete", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cms.Get(ctx, "dry-delete", metav1.GetOptions{}); err != nil {
+			t.Fatalf("dry-run delete removed the object: %v", err)
+		}
+	})
+}
+
+func bind(ctx context.Context, t *testing.T, s *framework.Server, pod, node string) {
+	t.Helper()
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod}, Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+	if err := s.Client.CoreV1().Pods("default").Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("bind %s to %s: %v", pod, node, err)
+	}
+}

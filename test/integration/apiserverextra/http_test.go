@@ -1,0 +1,232 @@
+package apiserverextra
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+
+	"github.com/kube-lite/kube-lite/test/integration/framework"
+)
+
+func TestBadInput(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	raw := newRaw(t, s)
+	big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"k":"` + strings.Repeat("x", 3<<20+1) + `"}}`
+
+	cases := []struct {
+		name        string
+		method      string
+		path        string
+		contentType string
+		body        string
+		wantCode    int
+		wantReason  metav1.StatusReason
+	}{
+		{"malformed JSON", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"v1","kind":"ConfigMap",`, 400, metav1.StatusReasonBadRequest},
+		{"malformed YAML", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: [name: x\n", 400, metav1.StatusReasonBadRequest},
+		{"kind does not match the path", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}`, 400, metav1.StatusReasonBadRequest},
+		{"unknown resource", http.MethodGet, "/api/v1/namespaces/default/widgets", "", "", 404, metav1.StatusReasonNotFound},
+		{"unknown group", http.MethodGet, "/apis/example.com/v1/widgets", "", "", 404, metav1.StatusReasonNotFound},
+		{"missing object", http.MethodGet, "/api/v1/namespaces/default/configmaps/absent", "", "", 404, metav1.StatusReasonNotFound},
+		{"wrong verb on a collection", http.MethodPut, "/api/v1/namespaces/default/configmaps", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
+		{"wrong verb on a subresource", http.MethodDelete, "/api/v1/namespaces/default/pods/p/binding", "", "", 405, metav1.StatusReasonMethodNotAllowed},
+		{"body over 3 MiB", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", big, 413, metav1.StatusReasonRequestEntityTooLarge},
+		{"unsupported media type", http.MethodPost, "/api/v1/namespaces/default/configmaps", "text/csv", "a,b", 415, metav1.StatusReasonUnsupportedMediaType},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := raw.do(t, tc.method, tc.path, tc.contentType, []byte(tc.body))
+			if r.code != tc.wantCode {
+				t.Fatalf("%s %s = %d, want %d; body: %.300s", tc.method, tc.path, r.code, tc.wantCode, r.body)
+			}
+			st := r.status(t)
+			if st.Code != int32(tc.wantCode) || st.Reason != tc.wantReason {
+				t.Errorf("Status code=%d reason=%q, want %d %q (message %q)", st.Code, st.Reason, tc.wantCode, tc.wantReason, st.Message)
+			}
+			if st.Message == "" {
+				t.Error("Status has no message")
+			}
+		})
+	}
+}
+
+func TestTablesAndDiscovery(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	raw := newRaw(t, s)
+	if _, err := s.Client.CoreV1().Pods("default").Create(ctx, newPod("tabled"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("pods table has upstream columns", func(t *testing.T) {
+		r := raw.do(t, http.MethodGet, "/api/v1/namespaces/default/pods", "", nil, "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		if r.code != 200 {
+			t.Fatalf("code %d: %s", r.code, r.body)
+		}
+		var table metav1.Table
+		if err := json.Unmarshal(r.body, &table); err != nil {
+			t.Fatal(err)
+		}
+		if table.Kind != "Table" {
+			t.Fatalf("kind = %q, want Table", table.Kind)
+		}
+		var names []string
+		for _, c := range table.ColumnDefinitions {
+			if c.Priority == 0 {
+				names = append(names, c.Name)
+			}
+		}
+		if want := []string{"Name", "Ready", "Status", "Restarts", "Age"}; !slices.Equal(names, want) {
+			t.Errorf("columns = %v, want %v", names, want)
+		}
+		if len(table.Rows) != 1 || len(table.Rows[0].Cells) != len(table.ColumnDefinitions) {
+			t.Fatalf("rows = %+v, want one row with a cell per column", table.Rows)
+		}
+		if table.Rows[0].Cells[0] != "tabled" || table.Rows[0].Cells[1] != "0/2" || table.Rows[0].Cells[2] != "Pending" {
+			t.Errorf("row = %v, want tabled 0/2 Pending ...", table.Rows[0].Cells)
+		}
+	})
+
+	t.Run("single object as table", func(t *testing.T) {
+		r := raw.do(t, http.MethodGet, "/api/v1/namespaces/default/pods/tabled", "", nil, "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		var table metav1.Table
+		if err := json.Unmarshal(r.body, &table); err != nil || r.code != 200 {
+			t.Fatalf("code %d err %v: %s", r.code, err, r.body)
+		}
+		if len(table.Rows) != 1 {
+			t.Fatalf("rows = %d, want 1", len(table.Rows))
+		}
+	})
+
+	t.Run("discovery through client-go", func(t *testing.T) {
+		dc, err := discovery.NewDiscoveryClientForConfig(s.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		core, err := dc.ServerResourcesForGroupVersion("v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods := find(core.APIResources, "pods")
+		if pods == nil || !pods.Namespaced || !slices.Contains(pods.ShortNames, "po") || !slices.Contains(pods.Verbs, "watch") {
+			t.Errorf("pods in discovery = %+v, want namespaced, short name po, verb watch", pods)
+		}
+		if find(core.APIResources, "pods/status") == nil || find(core.APIResources, "pods/binding") == nil {
+			t.Error("pods/status or pods/binding missing from discovery")
+		}
+		if ns := find(core.APIResources, "namespaces"); ns == nil || ns.Namespaced {
+			t.Errorf("namespaces = %+v, want cluster-scoped", ns)
+		}
+		apps, err := dc.ServerResourcesForGroupVersion("apps/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := find(apps.APIResources, "deployments"); d == nil || !slices.Contains(d.ShortNames, "deploy") {
+			t.Errorf("deployments = %+v, want short name deploy", d)
+		}
+		scale := find(apps.APIResources, "deployments/scale")
+		if scale == nil || scale.Kind != "Scale" || scale.Group != "autoscaling" {
+			t.Errorf("deployments/scale = %+v, want kind Scale in group autoscaling", scale)
+		}
+		groups, err := dc.ServerGroups()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, g := range groups.Groups {
+			names = append(names, g.Name)
+		}
+		for _, want := range []string{"", "apps", "batch", "coordination.k8s.io", "rbac.authorization.k8s.io"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("group %q missing from %v", want, names)
+			}
+		}
+	})
+
+	t.Run("version", func(t *testing.T) {
+		r := raw.do(t, http.MethodGet, "/version", "", nil)
+		var v version.Info
+		if err := json.Unmarshal(r.body, &v); err != nil || r.code != 200 {
+			t.Fatalf("code %d err %v: %s", r.code, err, r.body)
+		}
+		if v.Major == "" || v.Minor == "" || v.GitVersion == "" {
+			t.Errorf("version = %+v, want major, minor and gitVersion", v)
+		}
+	})
+
+	t.Run("readyz verbose lists etcd", func(t *testing.T) {
+		r := raw.do(t, http.MethodGet, "/readyz?verbose", "", nil)
+		if r.code != 200 || !bytes.Contains(r.body, []byte("[+]etcd ok")) || !bytes.Contains(r.body, []byte("readyz check passed")) {
+			t.Errorf("readyz?verbose = %d: %s", r.code, r.body)
+		}
+		if r := raw.do(t, http.MethodGet, "/livez", "", nil); r.code != 200 {
+			t.Errorf("livez = %d: %s", r.code, r.body)
+		}
+	})
+
+	t.Run("metrics count requests", func(t *testing.T) {
+		r := raw.do(t, http.MethodGet, "/metrics", "", nil)
+		if r.code != 200 {
+			t.Fatalf("metrics = %d", r.code)
+		}
+		for _, want := range []string{"apiserver_request_total{", "apiserver_request_duration_seconds_bucket{"} {
+			if !bytes.Contains(r.body, []byte(want)) {
+				t.Errorf("/metrics has no %s", want)
+			}
+		}
+		if !bytes.Contains(r.body, []byte(`resource="pods"`)) {
+			t.Error("/metrics does not count the pods requests made by this test")
+		}
+	})
+}
+
+func find(rs []metav1.APIResource, name string) *metav1.APIResource {
+	for i := range rs {
+		if rs[i].Name == name {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+func TestScaleSubresource(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	deps := s.Client.AppsV1().Deployments("default")
+	if _, err := deps.Create(ctx, newDeployment("scaled"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := deps.GetScale(ctx, "scaled", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Spec.Replicas != 2 || sc.Name != "scaled" {
+		t.Fatalf("scale = %+v, want spec.replicas 2", sc)
+	}
+	if sc.Status.Selector != "app=scaled" {
+		t.Errorf("scale status.selector = %q, want app=scaled", sc.Status.Selector)
+	}
+	sc.Spec.Replicas = 5
+	if _, err := deps.UpdateScale(ctx, "scaled", sc, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update scale: %v", err)
+	}
+	d, err := deps.Get(ctx, "scaled", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 5 || d.Generation != 2 {
+		t.Fatalf("after scale: replicas=%d generation=%d, want 5 and 2", *d.Spec.Replicas, d.Generation)
+	}
+	stale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "scaled", Namespace: "default", ResourceVersion: sc.ResourceVersion}, Spec: autoscalingv1.ScaleSpec{Replicas: 1}}
+	if _, err := deps.UpdateScale(ctx, "scaled", stale, metav1.UpdateOptions{}); err == nil {
+		t.Error("scale update with a stale resourceVersion accepted")
+	}
+}

@@ -1,0 +1,198 @@
+package apiserverextra
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/test/integration/framework"
+)
+
+func TestWriteSemantics(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	deps := s.Client.AppsV1().Deployments("default")
+	pods := s.Client.CoreV1().Pods("default")
+
+	t.Run("generation moves on spec changes only", func(t *testing.T) {
+		d, err := deps.Create(ctx, newDeployment("gen"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Generation != 1 {
+			t.Fatalf("generation after create = %d, want 1", d.Generation)
+		}
+		steps := []struct {
+			name  string
+			patch string
+			want  int64
+		}{
+			{"label change", `{"metadata":{"labels":{"x":"y"}}}`, 1},
+			{"replicas change", `{"spec":{"replicas":3}}`, 2},
+			{"template change", `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"kube-lite.local/busybox:1.36"}]}}}}`, 3},
+			{"status sent to the main endpoint", `{"status":{"replicas":7}}`, 3},
+			// Upstream bumps a Deployment's generation on annotation changes
+			// too, because they are copied to its ReplicaSets.
+			{"annotation change", `{"metadata":{"annotations":{"note":"n"}}}`, 4},
+			{"second label change", `{"metadata":{"labels":{"x":"z"}}}`, 4},
+		}
+		for _, st := range steps {
+			d, err = deps.Patch(ctx, "gen", types.StrategicMergePatchType, []byte(st.patch), metav1.PatchOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if d.Generation != st.want {
+				t.Errorf("%s: generation = %d, want %d", st.name, d.Generation, st.want)
+			}
+		}
+	})
+
+	t.Run("main endpoint ignores status, status endpoint ignores spec", func(t *testing.T) {
+		d, err := deps.Create(ctx, newDeployment("split"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Status.Replicas = 5
+		d.Spec.Replicas = ptr.To[int32](4)
+		d, err = deps.Update(ctx, d, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status.Replicas != 0 || *d.Spec.Replicas != 4 {
+			t.Fatalf("update: status.replicas=%d spec.replicas=%d, want 0 and 4", d.Status.Replicas, *d.Spec.Replicas)
+		}
+		d.Status.Replicas = 5
+		d.Status.ObservedGeneration = d.Generation
+		d.Spec.Replicas = ptr.To[int32](9)
+		d, err = deps.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status.Replicas != 5 || *d.Spec.Replicas != 4 {
+			t.Fatalf("status update: status.replicas=%d spec.replicas=%d, want 5 and 4", d.Status.Replicas, *d.Spec.Replicas)
+		}
+		got, err := deps.Get(ctx, "split", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Replicas != 5 || *got.Spec.Replicas != 4 {
+			t.Fatalf("stored: status.replicas=%d spec.replicas=%d, want 5 and 4", got.Status.Replicas, *got.Spec.Replicas)
+		}
+	})
+
+	t.Run("dryRun=All persists nothing", func(t *testing.T) {
+		dry := []string{metav1.DryRunAll}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}, Data: map[string]string{"k": "v"}}
+		out, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{DryRun: dry})
+		if err != nil {
+			t.Fatalf("dry-run create: %v", err)
+		}
+		if out.Data["k"] != "v" {
+			t.Errorf("dry-run create returned %v", out.Data)
+		}
+		if _, err := s.Client.CoreV1().ConfigMaps("default").Get(ctx, "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("after dry-run create, get = %v, want NotFound", err)
+		}
+		if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Client.CoreV1().ConfigMaps("default").Patch(ctx, "dry", types.MergePatchType, []byte(`{"data":{"k":"changed"}}`), metav1.PatchOptions{DryRun: dry}); err != nil {
+			t.Fatalf("dry-run patch: %v", err)
+		}
+		got, err := s.Client.CoreV1().ConfigMaps("default").Get(ctx, "dry", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Data["k"] != "v" {
+			t.Fatalf("dry-run patch persisted: data = %v", got.Data)
+		}
+	})
+
+	t.Run("second binding is a conflict", func(t *testing.T) {
+		if _, err := pods.Create(ctx, newPod("bind-twice"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bind(ctx, t, s, "bind-twice", "node-1")
+		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bind-twice"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-2"}}
+		if err := pods.Bind(ctx, b, metav1.CreateOptions{}); !apierrors.IsConflict(err) {
+			t.Fatalf("second bind = %v, want 409 Conflict", err)
+		}
+		got, err := pods.Get(ctx, "bind-twice", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.NodeName != "node-1" {
+			t.Fatalf("spec.nodeName = %q after a refused second bind, want node-1", got.Spec.NodeName)
+		}
+	})
+
+	t.Run("stale resourceVersion on update is a conflict", func(t *testing.T) {
+		cm, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stale"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := cm.DeepCopy()
+		cm.Data = map[string]string{"a": "1"}
+		if _, err := s.Client.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		first.Data = map[string]string{"a": "2"}
+		if _, err := s.Client.CoreV1().ConfigMaps("default").Update(ctx, first, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+			t.Fatalf("update with stale resourceVersion = %v, want 409", err)
+		}
+	})
+
+	t.Run("namespace missing is 404, terminating is 403", func(t *testing.T) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+		if _, err := s.Client.CoreV1().ConfigMaps("nowhere").Create(ctx, cm, metav1.CreateOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("create in a missing namespace = %v, want 404", err)
+		}
+		if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "leaving"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Client.CoreV1().Namespaces().Delete(ctx, "leaving", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ns, err := s.Client.CoreV1().Namespaces().Get(ctx, "leaving", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("namespace gone at once, want Terminating (no namespace controller runs here): %v", err)
+		}
+		if ns.Status.Phase != corev1.NamespaceTerminating {
+			t.Fatalf("phase = %q, want Terminating", ns.Status.Phase)
+		}
+		_, err = s.Client.CoreV1().ConfigMaps("leaving").Create(ctx, cm, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Fatalf("create in a terminating namespace = %v, want 403", err)
+		}
+		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			t.Errorf("403 lacks the %s cause: %v", corev1.NamespaceTerminatingCause, err)
+		}
+	})
+
+	t.Run("invalid object is 422 with field causes", func(t *testing.T) {
+		p := newPod("Bad_Name")
+		p.Spec.Containers[0].Image = ""
+		p.Spec.RestartPolicy = "Sometimes"
+		_, err := pods.Create(ctx, p, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) {
+			t.Fatalf("create = %v, want 422 Invalid", err)
+		}
+		status, ok := err.(apierrors.APIStatus)
+		if !ok || status.Status().Details == nil {
+			t.Fatalf("no details in %v", err)
+		}
+		fields := map[string]bool{}
+		for _, c := range status.Status().Details.Causes {
+			fields[c.Field] = true
+		}
+		for _, f := range []string{"metadata.name", "spec.containers[0].image", "spec.restartPolicy"} {
+			if !fields[f] {
+				t.Errorf("no cause for field %s; causes: %+v", f, status.Status().Details.Causes)
+			}
+		}
+	})
+}
