@@ -97,11 +97,14 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, _ runtime.Object) fie
 	return s.Validate(ctx, obj)
 }
 
-var scopes = []string{
-	string(corev1.ResourceQuotaScopeTerminating), string(corev1.ResourceQuotaScopeNotTerminating),
-	string(corev1.ResourceQuotaScopeBestEffort), string(corev1.ResourceQuotaScopeNotBestEffort),
-	string(corev1.ResourceQuotaScopePriorityClass), string(corev1.ResourceQuotaScopeCrossNamespacePodAffinity),
-	string(corev1.ResourceQuotaScopeVolumeAttributesClass),
+// scopes lists the quota scopes upstream knows.
+func scopes() []string {
+	return []string{
+		string(corev1.ResourceQuotaScopeTerminating), string(corev1.ResourceQuotaScopeNotTerminating),
+		string(corev1.ResourceQuotaScopeBestEffort), string(corev1.ResourceQuotaScopeNotBestEffort),
+		string(corev1.ResourceQuotaScopePriorityClass), string(corev1.ResourceQuotaScopeCrossNamespacePodAffinity),
+		string(corev1.ResourceQuotaScopeVolumeAttributesClass),
+	}
 }
 
 // Validate checks hard limits, scopes and the status quantities.
@@ -110,8 +113,8 @@ func Validate(q *corev1.ResourceQuota) field.ErrorList {
 	scopePath := field.NewPath("spec", "scopes")
 	seen := map[corev1.ResourceQuotaScope]bool{}
 	for i, s := range q.Spec.Scopes {
-		if !contains(scopes, string(s)) {
-			errs = append(errs, field.NotSupported(scopePath.Index(i), s, scopes))
+		if !contains(scopes(), string(s)) {
+			errs = append(errs, field.NotSupported(scopePath.Index(i), s, scopes()))
 		}
 		seen[s] = true
 	}
@@ -124,8 +127,8 @@ func Validate(q *corev1.ResourceQuota) field.ErrorList {
 	if sel := q.Spec.ScopeSelector; sel != nil {
 		for i, expr := range sel.MatchExpressions {
 			p := field.NewPath("spec", "scopeSelector", "matchExpressions").Index(i).Child("scopeName")
-			if !contains(scopes, string(expr.ScopeName)) {
-				errs = append(errs, field.NotSupported(p, expr.ScopeName, scopes))
+			if !contains(scopes(), string(expr.ScopeName)) {
+				errs = append(errs, field.NotSupported(p, expr.ScopeName, scopes()))
 			}
 		}
 	}

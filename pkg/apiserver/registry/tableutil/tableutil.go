@@ -22,16 +22,14 @@ const Unknown = "<unknown>"
 // None is what upstream prints for an empty list or selector.
 const None = "<none>"
 
-var objectMetaDocs = metav1.ObjectMeta{}.SwaggerDoc()
-
 // NameColumn is the first column of every table.
 func NameColumn() metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: objectMetaDocs["name"]}
+	return metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]}
 }
 
 // AgeColumn shows how long ago the object was created.
 func AgeColumn() metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: objectMetaDocs["creationTimestamp"]}
+	return metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
 }
 
 // Column is a shorthand for a column definition; priority 1 shows only with

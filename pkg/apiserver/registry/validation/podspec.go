@@ -391,14 +391,20 @@ func Protocol(p corev1.Protocol, fldPath *field.Path) field.ErrorList {
 	return enum(string(p), fldPath, string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP))
 }
 
-var fieldRefPaths = []string{
-	"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations",
-	"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+// fieldRefPaths lists the pod fields the downward API exposes.
+func fieldRefPaths() []string {
+	return []string{
+		"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations",
+		"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+	}
 }
 
-var resourceFieldRefs = []string{
-	"limits.cpu", "limits.memory", "limits.ephemeral-storage",
-	"requests.cpu", "requests.memory", "requests.ephemeral-storage",
+// resourceFieldRefs lists the container resources the downward API exposes.
+func resourceFieldRefs() []string {
+	return []string{
+		"limits.cpu", "limits.memory", "limits.ephemeral-storage",
+		"requests.cpu", "requests.memory", "requests.ephemeral-storage",
+	}
 }
 
 func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
@@ -434,8 +440,8 @@ func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
 			rp := vp.Child("resourceFieldRef", "resource")
 			if src.ResourceFieldRef.Resource == "" {
 				errs = append(errs, field.Required(rp, ""))
-			} else if !sets.New(resourceFieldRefs...).Has(src.ResourceFieldRef.Resource) {
-				errs = append(errs, field.NotSupported(rp, src.ResourceFieldRef.Resource, resourceFieldRefs))
+			} else if !sets.New(resourceFieldRefs()...).Has(src.ResourceFieldRef.Resource) {
+				errs = append(errs, field.NotSupported(rp, src.ResourceFieldRef.Resource, resourceFieldRefs()))
 			}
 		}
 		if src.ConfigMapKeyRef != nil {
@@ -468,12 +474,12 @@ func fieldRefPath(p string, fldPath *field.Path) field.ErrorList {
 	if subscripted && base != "metadata.labels" && base != "metadata.annotations" {
 		return field.ErrorList{field.Invalid(fldPath, p, "error converting fieldPath: field label does not support subscript")}
 	}
-	for _, ok := range fieldRefPaths {
+	for _, ok := range fieldRefPaths() {
 		if base == ok {
 			return nil
 		}
 	}
-	return field.ErrorList{field.NotSupported(fldPath, p, fieldRefPaths)}
+	return field.ErrorList{field.NotSupported(fldPath, p, fieldRefPaths())}
 }
 
 func keyRef(name, key string, fldPath *field.Path) field.ErrorList {
