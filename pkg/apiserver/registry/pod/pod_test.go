@@ -184,6 +184,9 @@ func TestValidateUpdate(t *testing.T) {
 		want   string // prefix of the only error; "" for none
 	}{
 		{"image", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:1.28" }, ""},
+		{"replacement without priority", func(p *corev1.Pod) { p.Spec.Priority = nil }, ""},
+		{"priority changed", func(p *corev1.Pod) { p.Spec.Priority = ptr(int32(5)) },
+			"spec: Forbidden: pod updates may not change fields other than"},
 		{"add toleration", func(p *corev1.Pod) {
 			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "k", Operator: corev1.TolerationOpExists})
 		}, ""},

@@ -66,6 +66,12 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 		return
 	}
 	pod.Status = oldPod.Status
+	// Priority is resolved once, at creation; a replacement manifest that
+	// leaves it out means "unchanged", not "changed to nothing".
+	if pod.Spec.Priority == nil && oldPod.Spec.Priority != nil {
+		p := *oldPod.Spec.Priority
+		pod.Spec.Priority = &p
+	}
 	pod.Generation = oldPod.Generation
 	if !apiequality.Semantic.DeepEqual(pod.Spec, oldPod.Spec) {
 		pod.Generation = oldPod.Generation + 1
