@@ -1,0 +1,103 @@
+package controllerutil
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Patcher sends a merge patch to one kind of object (pods, replicasets)
+// and returns the patched object.
+type Patcher[T metav1.Object] func(ctx context.Context, namespace, name string, patch []byte) (T, error)
+
+// Claim returns the objects the owner controls after adopting matching
+// orphans and releasing owned objects that no longer match its selector, as
+// upstream's ControllerRefManager does. canAdopt is asked (at most once)
+// before the first adoption; it should re-read the owner from the server and
+// fail if it is being deleted, so a stale cache never adopts into a dying owner.
+func Claim[T metav1.Object](ctx context.Context, owner metav1.Object, ownerRef metav1.OwnerReference,
+	sel labels.Selector, objs []T, patch Patcher[T], canAdopt func(ctx context.Context) error) ([]T, error) {
+	var owned []T
+	var errs []error
+	adoptChecked := false
+	for _, o := range objs {
+		ref := ControllerRef(o)
+		matches := sel.Matches(labels.Set(o.GetLabels()))
+		switch {
+		case ref != nil && ref.UID == owner.GetUID():
+			if matches || owner.GetDeletionTimestamp() != nil {
+				owned = append(owned, o)
+				continue
+			}
+			if _, err := release(ctx, o, owner.GetUID(), patch); err != nil {
+				errs = append(errs, err)
+			}
+		case ref != nil:
+			// Someone else's.
+		case matches && o.GetDeletionTimestamp() == nil && owner.GetDeletionTimestamp() == nil:
+			if !adoptChecked {
+				if err := canAdopt(ctx); err != nil {
+					return owned, fmt.Errorf("can not adopt: %w", err)
+				}
+				adoptChecked = true
+			}
+			adopted, err := adopt(ctx, o, ownerRef, patch)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			owned = append(owned, adopted)
+		}
+	}
+	if len(errs) > 0 {
+		return owned, fmt.Errorf("claim: %v", errs)
+	}
+	return owned, nil
+}
+
+type metaPatch struct {
+	Metadata patchMeta `json:"metadata"`
+}
+
+type patchMeta struct {
+	OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
+	ResourceVersion string                  `json:"resourceVersion,omitempty"`
+	UID             types.UID               `json:"uid,omitempty"`
+}
+
+// adopt and release send a JSON merge patch of the whole ownerReferences list
+// with the resourceVersion, so a concurrent change of the list conflicts
+// instead of being overwritten.
+func adopt[T metav1.Object](ctx context.Context, o T, ref metav1.OwnerReference, patch Patcher[T]) (T, error) {
+	refs := append(append([]metav1.OwnerReference{}, o.GetOwnerReferences()...), ref)
+	return sendOwnerPatch(ctx, o, refs, patch)
+}
+
+func release[T metav1.Object](ctx context.Context, o T, uid types.UID, patch Patcher[T]) (T, error) {
+	var refs []metav1.OwnerReference
+	for _, r := range o.GetOwnerReferences() {
+		if r.UID != uid {
+			refs = append(refs, r)
+		}
+	}
+	if refs == nil {
+		refs = []metav1.OwnerReference{}
+	}
+	return sendOwnerPatch(ctx, o, refs, patch)
+}
+
+func sendOwnerPatch[T metav1.Object](ctx context.Context, o T, refs []metav1.OwnerReference, patch Patcher[T]) (T, error) {
+	b, err := json.Marshal(metaPatch{Metadata: patchMeta{OwnerReferences: refs, ResourceVersion: o.GetResourceVersion(), UID: o.GetUID()}})
+	if err != nil {
+		return o, fmt.Errorf("encode owner patch: %w", err)
+	}
+	updated, err := patch(ctx, o.GetNamespace(), o.GetName(), b)
+	if err != nil {
+		return o, fmt.Errorf("patch owners of %s/%s: %w", o.GetNamespace(), o.GetName(), err)
+	}
+	return updated, nil
+}

@@ -1,0 +1,75 @@
+package controllerutil
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// IsPodActive is a pod that counts toward a controller's replicas: neither
+// finished nor being deleted.
+func IsPodActive(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp == nil
+}
+
+// PodReadyCondition returns the pod's Ready condition, or nil.
+func PodReadyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// IsPodReady reports the Ready condition.
+func IsPodReady(p *corev1.Pod) bool {
+	c := PodReadyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// IsPodAvailable is ready for at least minReadySeconds at now.
+func IsPodAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
+	c := PodReadyCondition(p)
+	if c == nil || c.Status != corev1.ConditionTrue {
+		return false
+	}
+	if minReadySeconds == 0 {
+		return true
+	}
+	min := time.Duration(minReadySeconds) * time.Second
+	return !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Add(min).Before(now)
+}
+
+// AvailableIn is how long until a ready pod becomes available (0 if never
+// or already), so a controller can requeue itself for that moment.
+func AvailableIn(p *corev1.Pod, minReadySeconds int32, now time.Time) time.Duration {
+	c := PodReadyCondition(p)
+	if minReadySeconds == 0 || c == nil || c.Status != corev1.ConditionTrue || c.LastTransitionTime.IsZero() {
+		return 0
+	}
+	d := c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second).Sub(now)
+	if d < 0 {
+		return 0
+	}
+	return d
+}
+
+// ControllerRef returns the owner reference with controller=true, or nil.
+func ControllerRef(obj metav1.Object) *metav1.OwnerReference {
+	return metav1.GetControllerOfNoCopy(obj)
+}
+
+// NewControllerRef is the owner reference a controller puts on what it creates.
+func NewControllerRef(owner metav1.Object, apiVersion, kind string) metav1.OwnerReference {
+	t := true
+	return metav1.OwnerReference{
+		APIVersion:         apiVersion,
+		Kind:               kind,
+		Name:               owner.GetName(),
+		UID:                owner.GetUID(),
+		Controller:         &t,
+		BlockOwnerDeletion: &t,
+	}
+}

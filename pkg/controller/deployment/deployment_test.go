@@ -1,0 +1,336 @@
+package deployment
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/controllertest"
+)
+
+var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func newDeployment(replicas int32, image string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "d-uid", Generation: 1},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}},
+			},
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+				},
+			},
+			RevisionHistoryLimit:    ptr.To[int32](10),
+			ProgressDeadlineSeconds: ptr.To[int32](600),
+		},
+	}
+}
+
+// cluster is a fake apiserver plus a stand-in for the ReplicaSet controller:
+// after each deployment sync, a ReplicaSet's pods become available one step
+// after it was scaled up, so a rollout takes several steps as in life.
+type cluster struct {
+	t        *testing.T
+	client   *fake.Clientset
+	factory  informers.SharedInformerFactory
+	ctrl     *Controller
+	clock    *clocktesting.FakeClock
+	prevSpec map[string]int32
+}
+
+func newCluster(t *testing.T, d *appsv1.Deployment) *cluster {
+	t.Helper()
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	clk := clocktesting.NewFakeClock(now)
+	c := &cluster{t: t, client: client, factory: f, clock: clk, prevSpec: map[string]int32{},
+		ctrl: New(client, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), nil, clk)}
+	if _, err := client.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.refresh()
+	return c
+}
+
+// refresh copies the fake server's state into the informer caches.
+func (c *cluster) refresh() {
+	ctx := context.Background()
+	ds, _ := c.client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
+	rss, _ := c.client.AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{})
+	var dObjs, rsObjs []any
+	for i := range ds.Items {
+		dObjs = append(dObjs, &ds.Items[i])
+	}
+	for i := range rss.Items {
+		rsObjs = append(rsObjs, &rss.Items[i])
+	}
+	_ = c.factory.Apps().V1().Deployments().Informer().GetIndexer().Replace(dObjs, "")
+	_ = c.factory.Apps().V1().ReplicaSets().Informer().GetIndexer().Replace(rsObjs, "")
+}
+
+func (c *cluster) sync() {
+	c.t.Helper()
+	if err := c.ctrl.sync(context.Background(), "default/web"); err != nil {
+		c.t.Fatalf("sync: %v", err)
+	}
+	c.refresh()
+}
+
+// settle plays the ReplicaSet controller for one step.
+func (c *cluster) settle() {
+	ctx := context.Background()
+	rss, _ := c.client.AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{})
+	for i := range rss.Items {
+		rs := &rss.Items[i]
+		spec := *rs.Spec.Replicas
+		avail := min(spec, c.prevSpec[rs.Name])
+		c.prevSpec[rs.Name] = spec
+		rs.Status = appsv1.ReplicaSetStatus{Replicas: spec, ReadyReplicas: avail, AvailableReplicas: avail, ObservedGeneration: rs.Generation}
+		if _, err := c.client.AppsV1().ReplicaSets("default").UpdateStatus(ctx, rs, metav1.UpdateOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	c.refresh()
+}
+
+func (c *cluster) deployment() *appsv1.Deployment {
+	d, err := c.client.AppsV1().Deployments("default").Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return d
+}
+
+func (c *cluster) update(f func(d *appsv1.Deployment)) {
+	d := c.deployment()
+	f(d)
+	d.Generation++
+	if _, err := c.client.AppsV1().Deployments("default").Update(context.Background(), d, metav1.UpdateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	c.refresh()
+}
+
+func (c *cluster) replicaSets() []*appsv1.ReplicaSet {
+	rss, err := c.ctrl.rsLister.ReplicaSets("default").List(labels.Everything())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	byCreation(rss)
+	return rss
+}
+
+// sizes is "image=replicas" per ReplicaSet, ordered by revision.
+func (c *cluster) sizes() string {
+	rss := c.replicaSets()
+	sortByRevision(rss)
+	s := ""
+	for _, rs := range rss {
+		s += fmt.Sprintf("%s@%s=%d ", rs.Spec.Template.Spec.Containers[0].Image, rs.Annotations[RevisionAnnotation], *rs.Spec.Replicas)
+	}
+	return s
+}
+
+// rollOut runs steps until the deployment is complete, checking the bounds
+// after every step.
+func (c *cluster) rollOut(maxTotal, minAvailable int32) {
+	c.t.Helper()
+	for step := 0; step < 50; step++ {
+		c.sync()
+		var total, avail int32
+		for _, rs := range c.replicaSets() {
+			total += *rs.Spec.Replicas
+			avail += min(rs.Status.AvailableReplicas, *rs.Spec.Replicas)
+		}
+		if total > maxTotal {
+			c.t.Fatalf("step %d: %d replicas requested, above the bound %d: %s", step, total, maxTotal, c.sizes())
+		}
+		if avail < minAvailable && step > 0 {
+			c.t.Fatalf("step %d: %d available, below the bound %d: %s", step, avail, minAvailable, c.sizes())
+		}
+		c.settle()
+		d := c.deployment()
+		if complete(d, &d.Status) {
+			return
+		}
+	}
+	c.t.Fatalf("rollout did not complete: %s status %+v", c.sizes(), c.deployment().Status)
+}
+
+func TestRollingUpdate(t *testing.T) {
+	tests := []struct {
+		name                       string
+		replicas                   int32
+		surge, unavail             intstr.IntOrString
+		wantMaxTotal, wantMinAvail int32
+	}{
+		{"surge 1 unavailable 1", 5, intstr.FromInt32(1), intstr.FromInt32(1), 6, 4},
+		{"surge only", 5, intstr.FromInt32(2), intstr.FromInt32(0), 7, 5},
+		{"unavailable only", 4, intstr.FromInt32(0), intstr.FromInt32(2), 4, 2},
+		{"percentages round surge up and unavailable down", 10, intstr.FromString("25%"), intstr.FromString("25%"), 13, 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDeployment(tt.replicas, "v1")
+			d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: &tt.surge, MaxUnavailable: &tt.unavail}
+			c := newCluster(t, d)
+			c.rollOut(tt.replicas, 0)
+			if got, want := c.sizes(), fmt.Sprintf("v1@1=%d ", tt.replicas); got != want {
+				t.Fatalf("after first rollout: %s, want %s", got, want)
+			}
+			c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "v2" })
+			c.rollOut(tt.wantMaxTotal, tt.wantMinAvail)
+			if got, want := c.sizes(), fmt.Sprintf("v1@1=0 v2@2=%d ", tt.replicas); got != want {
+				t.Fatalf("after update: %s, want %s", got, want)
+			}
+			dep := c.deployment()
+			if dep.Annotations[RevisionAnnotation] != "2" {
+				t.Errorf("deployment revision %q, want 2", dep.Annotations[RevisionAnnotation])
+			}
+			st := dep.Status
+			if st.Replicas != tt.replicas || st.UpdatedReplicas != tt.replicas || st.AvailableReplicas != tt.replicas || st.ObservedGeneration != dep.Generation {
+				t.Errorf("status %+v", st)
+			}
+			if p := getCondition(&st, appsv1.DeploymentProgressing); p == nil || p.Reason != reasonNewRSAvailable || p.Status != corev1.ConditionTrue {
+				t.Errorf("Progressing condition %+v, want NewReplicaSetAvailable", p)
+			}
+			if a := getCondition(&st, appsv1.DeploymentAvailable); a == nil || a.Status != corev1.ConditionTrue {
+				t.Errorf("Available condition %+v, want True", a)
+			}
+		})
+	}
+}
+
+func TestRollbackReusesOldReplicaSetWithNewRevision(t *testing.T) {
+	c := newCluster(t, newDeployment(3, "v1"))
+	c.rollOut(3, 0)
+	c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "v2" })
+	c.rollOut(4, 2)
+	c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "v1" })
+	c.rollOut(4, 2)
+	if got, want := c.sizes(), "v2@2=0 v1@3=3 "; got != want {
+		t.Fatalf("after undo: %s, want %s", got, want)
+	}
+	if got := c.deployment().Annotations[RevisionAnnotation]; got != "3" {
+		t.Errorf("deployment revision %q, want 3", got)
+	}
+}
+
+func TestRecreateScalesOldToZeroFirst(t *testing.T) {
+	d := newDeployment(3, "v1")
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	c := newCluster(t, d)
+	c.rollOut(3, 0)
+	c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "v2" })
+	c.sync()
+	if got, want := c.sizes(), "v1@1=0 "; got != want {
+		t.Fatalf("first step: %s, want %s", got, want)
+	}
+	// The old pods are still there until the ReplicaSet reports none.
+	c.sync()
+	if got, want := c.sizes(), "v1@1=0 "; got != want {
+		t.Fatalf("while old pods run: %s, want %s", got, want)
+	}
+	c.settle()
+	c.rollOut(3, 0)
+	if got, want := c.sizes(), "v1@1=0 v2@2=3 "; got != want {
+		t.Fatalf("done: %s, want %s", got, want)
+	}
+}
+
+func TestRevisionHistoryLimit(t *testing.T) {
+	d := newDeployment(1, "v0")
+	d.Spec.RevisionHistoryLimit = ptr.To[int32](1)
+	c := newCluster(t, d)
+	c.rollOut(1, 0)
+	for i := 1; i <= 3; i++ {
+		c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = fmt.Sprintf("v%d", i) })
+		c.rollOut(2, 0)
+		c.sync() // cleanup runs once the rollout is complete
+	}
+	if got, want := c.sizes(), "v2@3=0 v3@4=1 "; got != want {
+		t.Fatalf("kept %s, want %s", got, want)
+	}
+}
+
+func TestPausedDeploymentScalesButDoesNotRollOut(t *testing.T) {
+	c := newCluster(t, newDeployment(2, "v1"))
+	c.rollOut(2, 0)
+	c.update(func(d *appsv1.Deployment) {
+		d.Spec.Paused = true
+		d.Spec.Template.Spec.Containers[0].Image = "v2"
+		d.Spec.Replicas = ptr.To[int32](4)
+	})
+	c.sync() // records the pause
+	c.sync()
+	c.settle()
+	c.sync()
+	if got, want := c.sizes(), "v1@1=4 "; got != want {
+		t.Fatalf("paused: %s, want %s", got, want)
+	}
+	if p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing); p == nil || p.Reason != reasonPaused {
+		t.Errorf("Progressing %+v, want DeploymentPaused", p)
+	}
+	c.update(func(d *appsv1.Deployment) { d.Spec.Paused = false })
+	c.rollOut(5, 3)
+	if got, want := c.sizes(), "v1@1=0 v2@2=4 "; got != want {
+		t.Fatalf("resumed: %s, want %s", got, want)
+	}
+}
+
+func TestProgressDeadlineExceeded(t *testing.T) {
+	d := newDeployment(2, "v1")
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](60)
+	c := newCluster(t, d)
+	c.sync() // creates the ReplicaSet; its pods never become available
+	c.clock.Step(2 * time.Minute)
+	c.sync()
+	p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing)
+	if p == nil || p.Reason != reasonTimedOut || p.Status != corev1.ConditionFalse {
+		t.Fatalf("Progressing %+v, want False/ProgressDeadlineExceeded", p)
+	}
+}
+
+func TestAdoptsOrphanReplicaSet(t *testing.T) {
+	d := newDeployment(2, "v1")
+	hash := templateHash(&d.Spec.Template, nil)
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-" + hash, Namespace: "default", UID: "rs-uid", Labels: withLabel(d.Spec.Template.Labels, hash)},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: withLabel(d.Spec.Selector.MatchLabels, hash)},
+			Template: *d.Spec.Template.DeepCopy()},
+	}
+	rs.Spec.Template.Labels = withLabel(rs.Spec.Template.Labels, hash)
+	c := newCluster(t, d)
+	if _, err := c.client.AppsV1().ReplicaSets("default").Create(context.Background(), rs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.refresh()
+	c.sync()
+	rss := c.replicaSets()
+	if len(rss) != 1 {
+		t.Fatalf("%d replicasets, want the adopted one only", len(rss))
+	}
+	if ref := metav1.GetControllerOf(rss[0]); ref == nil || ref.UID != d.UID {
+		t.Fatalf("owner %v, want the deployment", ref)
+	}
+}
+
+var _ runtime.Object = (*appsv1.Deployment)(nil)
