@@ -29,6 +29,9 @@ func Default(pod *corev1.Pod) {
 	for i := range pod.Spec.Containers {
 		requestsFromLimits(&pod.Spec.Containers[i].Resources)
 	}
+	if pod.Spec.Resources != nil {
+		requestsFromLimits(pod.Spec.Resources)
+	}
 }
 
 // mirrorSingularFields keeps the old singular fields and their lists in

@@ -162,6 +162,7 @@ func TestQOSClass(t *testing.T) {
 		{"requests below limits", []corev1.ResourceRequirements{{Requests: rl("500m", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSBurstable},
 		{"one guaranteed one best effort", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}, {}}, corev1.PodQOSBurstable},
 	}
+	podLevel := corev1.ResourceRequirements{Limits: rl("2", "2Gi")}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPod()
@@ -175,6 +176,14 @@ func TestQOSClass(t *testing.T) {
 			}
 		})
 	}
+	t.Run("pod-level limits decide", func(t *testing.T) {
+		p := newPod()
+		p.Spec.Resources = &podLevel
+		Default(p)
+		if got := QOSClass(p); got != corev1.PodQOSGuaranteed {
+			t.Errorf("QOSClass = %s, want Guaranteed", got)
+		}
+	})
 }
 
 func TestValidateUpdate(t *testing.T) {

@@ -324,6 +324,10 @@ func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
 	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
 	guaranteed := true
 	all := append(append([]corev1.Container(nil), pod.Spec.Containers...), pod.Spec.InitContainers...)
+	// Pod-level resources, when given, decide alone.
+	if r := pod.Spec.Resources; r != nil && (hasQOSResource(r.Requests) || hasQOSResource(r.Limits)) {
+		all = []corev1.Container{{Resources: *r}}
+	}
 	for _, c := range all {
 		for name, q := range c.Resources.Requests {
 			if qosResource(name) && q.Sign() > 0 {
@@ -356,6 +360,15 @@ func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
 		return corev1.PodQOSGuaranteed
 	}
 	return corev1.PodQOSBurstable
+}
+
+func hasQOSResource(l corev1.ResourceList) bool {
+	for name := range l {
+		if qosResource(name) {
+			return true
+		}
+	}
+	return false
 }
 
 func qosResource(name corev1.ResourceName) bool {

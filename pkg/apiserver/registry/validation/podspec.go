@@ -85,6 +85,7 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"),
 			*spec.TerminationGracePeriodSeconds, isNegativeErrorMsg))
 	}
+	errs = append(errs, ResourceRequirements(spec.Resources, fldPath.Child("resources"))...)
 	errs = append(errs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 	errs = append(errs, Tolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
 	for i, s := range spec.ImagePullSecrets {
