@@ -149,6 +149,9 @@ func (s *Scheduler) Ready() error {
 	return nil
 }
 
+// Synced reports whether Run has filled its caches and is scheduling.
+func (s *Scheduler) Synced() bool { return s.synced.Load() }
+
 // Run schedules until ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
 	s.started.Store(true)

@@ -1,0 +1,324 @@
+// Command scheduler measures how many pods per second kube-lite's scheduler
+// binds: it starts the real apiserver (bin/kube-lite-apiserver as a separate
+// process when present, else in-process), creates fake nodes and pending
+// pods, then runs the scheduler in this process and times the bindings.
+//
+//	go run ./test/bench/scheduler -scenarios 1000:1000,5000:5000
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver"
+	"github.com/kube-lite/kube-lite/pkg/scheduler"
+)
+
+type scenario struct{ nodes, pods int }
+
+func parseScenarios(s string) ([]scenario, error) {
+	var out []scenario
+	for _, item := range strings.Split(s, ",") {
+		n, p, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok {
+			return nil, fmt.Errorf("scenario %q: want nodes:pods", item)
+		}
+		nodes, err1 := strconv.Atoi(n)
+		pods, err2 := strconv.Atoi(p)
+		if err := errors.Join(err1, err2); err != nil || nodes <= 0 || pods <= 0 {
+			return nil, fmt.Errorf("scenario %q: want positive nodes:pods", item)
+		}
+		out = append(out, scenario{nodes, pods})
+	}
+	return out, nil
+}
+
+func main() {
+	binary := flag.String("apiserver", "bin/kube-lite-apiserver", "apiserver binary to start as a separate process; empty or missing runs it in-process")
+	scenarios := flag.String("scenarios", "1000:1000,1000:5000,5000:5000", "comma-separated nodes:pods runs, each on a fresh apiserver")
+	workers := flag.Int("create-workers", 32, "concurrent creates while setting up")
+	bindConcurrency := flag.Int("bind-concurrency", 0, "bindings in flight (0: the scheduler's default)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the scheduler side) to this file")
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	// Events still queued when a run's apiserver stops fail to send; that
+	// is expected here and not worth a screen of klog errors.
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("logtostderr", "false")
+	_ = klogFlags.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+
+	runs, err := parseScenarios(*scenarios)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	mode := "in-process apiserver"
+	if _, err := os.Stat(*binary); *binary != "" && err == nil {
+		mode = "apiserver process " + *binary
+	} else {
+		*binary = ""
+	}
+	fmt.Printf("scheduler throughput, %s, GOMAXPROCS=%d\n", mode, runtime.GOMAXPROCS(0))
+	fmt.Printf("%-7s %-7s %-12s %-14s %-14s\n", "nodes", "pods", "bound", "pods/s", "incl. sync")
+	for _, sc := range runs {
+		r, err := run(sc, *binary, *workers, *bindConcurrency)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%d nodes, %d pods: %v\n", sc.nodes, sc.pods, err)
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		fmt.Printf("%-7d %-7d %-12s %-14.0f %-14.0f\n", sc.nodes, sc.pods,
+			fmt.Sprintf("%d in %.2fs", sc.pods, r.scheduling.Seconds()),
+			float64(sc.pods)/r.scheduling.Seconds(), float64(sc.pods)/r.total.Seconds())
+	}
+}
+
+type result struct {
+	// scheduling: from the scheduler's caches being synced to the last
+	// binding seen; total adds the informers' initial list.
+	scheduling, total time.Duration
+}
+
+func run(sc scenario, binary string, workers, bindConcurrency int) (result, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, stop, err := startAPIServer(ctx, binary)
+	if err != nil {
+		return result{}, err
+	}
+	defer stop()
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side throttling: measure the server and the scheduler
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return result{}, err
+	}
+
+	if err := parallel(ctx, sc.nodes, workers, func(i int) error {
+		_, err := client.CoreV1().Nodes().Create(ctx, fakeNode(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return result{}, fmt.Errorf("create nodes: %w", err)
+	}
+	if err := parallel(ctx, sc.pods, workers, func(i int) error {
+		_, err := client.CoreV1().Pods("default").Create(ctx, pendingPod(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return result{}, fmt.Errorf("create pods: %w", err)
+	}
+
+	// Count bindings through a watch, as a user of the API sees them.
+	list, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return result{}, err
+	}
+	w, err := client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		return result{}, err
+	}
+	defer w.Stop()
+
+	sched, err := scheduler.New(scheduler.Config{Client: client, BindConcurrency: bindConcurrency})
+	if err != nil {
+		return result{}, err
+	}
+	schedCtx, stopSched := context.WithCancel(ctx)
+	defer stopSched()
+	start := time.Now()
+	schedDone := make(chan struct{})
+	go func() { defer close(schedDone); _ = sched.Run(schedCtx) }()
+	// Stop the scheduler before the apiserver, so that it drains cleanly.
+	defer func() { stopSched(); <-schedDone }()
+	var synced atomic.Int64
+	go func() {
+		for !sched.Synced() && schedCtx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		synced.Store(time.Now().UnixNano())
+	}()
+
+	bound := map[string]bool{}
+	deadline := time.After(10 * time.Minute)
+	var last time.Time
+	for len(bound) < sc.pods {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return result{}, fmt.Errorf("watch closed after %d bindings", len(bound))
+			}
+			if ev.Type != watch.Modified {
+				continue
+			}
+			if p, ok := ev.Object.(*v1.Pod); ok && p.Spec.NodeName != "" && !bound[p.Name] {
+				bound[p.Name] = true
+				last = time.Now()
+			}
+		case <-deadline:
+			return result{}, fmt.Errorf("only %d of %d pods bound after 10 minutes", len(bound), sc.pods)
+		}
+	}
+	syncedAt := time.Unix(0, synced.Load())
+	if syncedAt.IsZero() || syncedAt.Before(start) {
+		syncedAt = start
+	}
+	return result{scheduling: last.Sub(syncedAt), total: last.Sub(start)}, nil
+}
+
+func fakeNode(i int) *v1.Node {
+	name := fmt.Sprintf("node-%05d", i)
+	rl := v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("32"), v1.ResourceMemory: resource.MustParse("256Gi"),
+		v1.ResourcePods: resource.MustParse("110"),
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			v1.LabelHostname: name, v1.LabelTopologyZone: fmt.Sprintf("zone-%d", i%10)}},
+		Status: v1.NodeStatus{Capacity: rl, Allocatable: rl,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
+	}
+}
+
+func pendingPod(i int) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("pod-%05d", i), Labels: map[string]string{"app": "bench"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("100Mi")}}}}},
+	}
+}
+
+func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// startAPIServer starts the apiserver on a free port with a fresh embedded
+// etcd, as a child process when binary is set.
+func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), error) {
+	dir, err := os.MkdirTemp("", "kube-lite-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	args := []string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
+		"--data-dir", filepath.Join(dir, "etcd"), "--cert-dir", filepath.Join(dir, "certs")}
+	var stop func()
+	if binary != "" {
+		cmd := exec.CommandContext(ctx, binary, args...)
+		logf, err := os.Create(filepath.Join(dir, "apiserver.log"))
+		if err != nil {
+			return nil, nil, err
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return nil, nil, fmt.Errorf("start %s: %w", binary, err)
+		}
+		stop = func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+			_ = logf.Close()
+			_ = os.RemoveAll(dir)
+		}
+	} else {
+		o := apiserver.NewOptions()
+		o.BindAddress, o.SecurePort = "127.0.0.1", port
+		o.DataDir, o.CertDir = filepath.Join(dir, "etcd"), filepath.Join(dir, "certs")
+		srvCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := apiserver.Run(srvCtx, o, nil); err != nil {
+				slog.Error("apiserver", "err", err)
+			}
+		}()
+		stop = func() { cancel(); <-done; _ = os.RemoveAll(dir) }
+	}
+	host := fmt.Sprintf("https://127.0.0.1:%d", port)
+	// The server's certificate is self-signed for this run.
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for i := 0; ; i++ {
+		resp, err := hc.Get(host + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if i > 600 {
+			stop()
+			return nil, nil, fmt.Errorf("apiserver at %s not ready after 60s", host)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, stop, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
