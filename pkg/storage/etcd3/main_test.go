@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 // sharedClient talks to one etcd for the whole package; each test keeps to
 // its own prefix. Tests that compact start their own etcd.
 var sharedClient *clientv3.Client
+
+var storeSeq atomic.Int64
 
 // sharedLocal is an in-process client of the same etcd, the embedded
 // apiserver's default.
@@ -84,7 +87,8 @@ func startEtcd(t testing.TB) *clientv3.Client {
 func newConfigMapStore(t testing.TB, c *clientv3.Client, opts ...Option) storage.Interface {
 	t.Helper()
 	s := api.NewScheme()
-	prefix := "/registry-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	// Unique per store, so that -count=N runs start from nothing.
+	prefix := fmt.Sprintf("/registry-%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), storeSeq.Add(1))
 	return New(c, NewStorageCodec(s, corev1.SchemeGroupVersion), prefix,
 		func() runtime.Object { return &corev1.ConfigMap{} }, opts...)
 }

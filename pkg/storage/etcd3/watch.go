@@ -104,8 +104,13 @@ func (w *watcher) run(ctx context.Context) {
 
 	// Leader-required watches are cancelled when the member loses its
 	// leader instead of silently stalling; the progress requester uses the
-	// same metadata so that it reaches this watch's gRPC stream.
-	ectx := clientv3.WithRequireLeader(ctx)
+	// same metadata so that it reaches this watch's gRPC stream. The etcd
+	// watch ends only after this watch has left the progress requester (the
+	// deferred calls run in reverse), so that the requester never finds the
+	// stream without watches.
+	ectx, ecancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ecancel()
+	ectx = clientv3.WithRequireLeader(ectx)
 	opts := []clientv3.OpOption{clientv3.WithRev(lastRev + 1), clientv3.WithPrevKV()}
 	if w.recursive {
 		opts = append(opts, clientv3.WithPrefix())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -427,6 +428,8 @@ func testWatchStops(t *testing.T, c *clientv3.Client) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after the watches ended, %d before", n, before)
+		var stacks strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		t.Errorf("%d goroutines after the watches ended, %d before:\n%s", n, before, stacks.String())
 	}
 }
