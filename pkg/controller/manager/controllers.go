@@ -2,8 +2,15 @@ package manager
 
 import (
 	"context"
+	"fmt"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/deployment"
+	"github.com/kube-lite/kube-lite/pkg/controller/garbagecollector"
 	"github.com/kube-lite/kube-lite/pkg/controller/replicaset"
 )
 
@@ -12,7 +19,7 @@ func initializers() map[string]initFunc {
 		"deployment":       startDeployment,
 		"replicaset":       startReplicaSet,
 		"job":              notYet,
-		"garbagecollector": notYet,
+		"garbagecollector": startGarbageCollector,
 		"nodelifecycle":    notYet,
 		"nodeipam":         notYet,
 		"namespace":        notYet,
@@ -31,4 +38,19 @@ func startReplicaSet(_ context.Context, cc *controllerContext) (runFunc, error) 
 	f := cc.informers
 	c := replicaset.New(cc.client, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), cc.metrics, cc.clock)
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentReplicaSetSyncs) }, nil
+}
+
+func startGarbageCollector(_ context.Context, cc *controllerContext) (runFunc, error) {
+	dyn, err := dynamic.NewForConfig(cc.config)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cc.config)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	cached := memory.NewMemCacheClient(disc)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+	c := garbagecollector.New(dyn, disc, mapper, mapper.Reset, cc.metrics)
+	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentGCSyncs) }, nil
 }

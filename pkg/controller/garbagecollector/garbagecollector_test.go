@@ -1,0 +1,218 @@
+package garbagecollector
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+var (
+	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	rsGVR   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+)
+
+type obj struct {
+	gvr        schema.GroupVersionResource
+	kind, name string
+	uid        types.UID
+	owners     []metav1.OwnerReference
+	finalizers []string
+	deleting   bool
+}
+
+func (o obj) unstructured() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(o.gvr.GroupVersion().String())
+	u.SetKind(o.kind)
+	u.SetNamespace("default")
+	u.SetName(o.name)
+	u.SetUID(o.uid)
+	u.SetResourceVersion("1")
+	u.SetOwnerReferences(o.owners)
+	u.SetFinalizers(o.finalizers)
+	if o.deleting {
+		now := metav1.Now()
+		u.SetDeletionTimestamp(&now)
+	}
+	return u
+}
+
+func ownedBy(name string, uid types.UID, block bool) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: uid, BlockOwnerDeletion: &block}
+}
+
+func rs(name string, uid types.UID) obj {
+	return obj{gvr: rsGVR, kind: "ReplicaSet", name: name, uid: uid}
+}
+
+func pod(name string, owners ...metav1.OwnerReference) obj {
+	return obj{gvr: podsGVR, kind: "Pod", name: name, uid: types.UID(name + "-uid"), owners: owners}
+}
+
+type fixture struct {
+	t      *testing.T
+	client *dynamicfake.FakeDynamicClient
+	gc     *Controller
+}
+
+// newFixture puts server objects on the fake apiserver and graph objects in
+// the collector's graph: the two differ when the informers lag.
+func newFixture(t *testing.T, server []obj, graphOnly ...obj) *fixture {
+	scheme := runtime.NewScheme()
+	var objs []runtime.Object
+	for _, o := range server {
+		objs = append(objs, o.unstructured())
+	}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
+		map[schema.GroupVersionResource]string{podsGVR: "PodList", rsGVR: "ReplicaSetList"}, objs...)
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, meta.RESTScopeNamespace)
+	disc := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{}}
+	gc := New(client, disc, mapper, nil, nil)
+	for _, o := range append(server, graphOnly...) {
+		gc.graph.upsert(&node{uid: o.uid, gvr: o.gvr, namespace: "default", name: o.name, rv: "1", owners: o.owners, finalizers: o.finalizers, deleting: o.deleting})
+	}
+	return &fixture{t: t, client: client, gc: gc}
+}
+
+func (f *fixture) sync(uid types.UID) {
+	f.t.Helper()
+	if err := f.gc.sync(context.Background(), string(uid)); err != nil {
+		f.t.Fatalf("sync %s: %v", uid, err)
+	}
+}
+
+func (f *fixture) forget(uid types.UID) { f.gc.graph.remove(uid) }
+
+func (f *fixture) get(gvr schema.GroupVersionResource, name string) *unstructured.Unstructured {
+	u, err := f.client.Resource(gvr).Namespace("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+func (f *fixture) deletes() []string {
+	var out []string
+	for _, a := range f.client.Actions() {
+		if d, ok := a.(k8stesting.DeleteAction); ok {
+			out = append(out, d.GetName())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestAttemptToDelete(t *testing.T) {
+	tests := []struct {
+		name        string
+		server      []obj
+		graphOnly   []obj
+		notInGraph  []types.UID
+		dep         string
+		wantDeleted []string
+		wantOwners  []types.UID
+	}{
+		{name: "owner gone: dependent deleted",
+			server: []obj{pod("p", ownedBy("rs", "rs-uid", true))}, dep: "p", wantDeleted: []string{"p"}},
+		{name: "owner present: dependent kept",
+			server: []obj{rs("rs", "rs-uid"), pod("p", ownedBy("rs", "rs-uid", true))}, dep: "p", wantOwners: []types.UID{"rs-uid"}},
+		{name: "owner not seen yet by the informers but on the server: kept",
+			server: []obj{rs("rs", "rs-uid"), pod("p", ownedBy("rs", "rs-uid", true))}, notInGraph: []types.UID{"rs-uid"}, dep: "p", wantOwners: []types.UID{"rs-uid"}},
+		{name: "owner recreated under the same name: dependent deleted",
+			server: []obj{rs("rs", "new-uid"), pod("p", ownedBy("rs", "rs-uid", true))}, notInGraph: []types.UID{"new-uid"}, dep: "p", wantDeleted: []string{"p"}},
+		{name: "one owner gone, one present: only the reference goes",
+			server: []obj{rs("a", "a-uid"), pod("p", ownedBy("a", "a-uid", false), ownedBy("b", "b-uid", false))}, dep: "p", wantOwners: []types.UID{"a-uid"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.server, tt.graphOnly...)
+			for _, uid := range tt.notInGraph {
+				f.forget(uid)
+			}
+			f.sync(types.UID(tt.dep + "-uid"))
+			if got := f.deletes(); !slices.Equal(got, tt.wantDeleted) {
+				t.Fatalf("deleted %v, want %v", got, tt.wantDeleted)
+			}
+			if tt.wantDeleted != nil {
+				return
+			}
+			p := f.get(podsGVR, tt.dep)
+			var owners []types.UID
+			for _, r := range p.GetOwnerReferences() {
+				owners = append(owners, r.UID)
+			}
+			if !slices.Equal(owners, tt.wantOwners) {
+				t.Fatalf("owners %v, want %v", owners, tt.wantOwners)
+			}
+		})
+	}
+}
+
+func TestForegroundDeletionWaitsForBlockingDependents(t *testing.T) {
+	owner := rs("rs", "rs-uid")
+	owner.deleting = true
+	owner.finalizers = []string{metav1.FinalizerDeleteDependents}
+	f := newFixture(t, []obj{owner, pod("p", ownedBy("rs", "rs-uid", true))})
+
+	f.sync("rs-uid")
+	if fins := f.get(rsGVR, "rs").GetFinalizers(); !slices.Equal(fins, []string{metav1.FinalizerDeleteDependents}) {
+		t.Fatalf("owner finalizers %v while a blocking dependent exists", fins)
+	}
+	// The dependent is deleted next, in the background: it has no dependents.
+	f.sync("p-uid")
+	if got := f.deletes(); !slices.Equal(got, []string{"p"}) {
+		t.Fatalf("deleted %v, want [p]", got)
+	}
+	f.forget("p-uid")
+	f.sync("rs-uid")
+	if fins := f.get(rsGVR, "rs").GetFinalizers(); len(fins) != 0 {
+		t.Fatalf("owner finalizers %v after its dependents went, want none", fins)
+	}
+}
+
+func TestForegroundDeletionUnblocksDependentWithAnotherOwner(t *testing.T) {
+	owner := rs("rs", "rs-uid")
+	owner.deleting = true
+	owner.finalizers = []string{metav1.FinalizerDeleteDependents}
+	f := newFixture(t, []obj{owner, rs("other", "other-uid"), pod("p", ownedBy("rs", "rs-uid", true), ownedBy("other", "other-uid", false))})
+	f.sync("p-uid")
+	if got := f.deletes(); len(got) != 0 {
+		t.Fatalf("deleted %v; the other owner keeps it", got)
+	}
+	for _, r := range f.get(podsGVR, "p").GetOwnerReferences() {
+		if r.UID == "rs-uid" && *r.BlockOwnerDeletion {
+			t.Fatal("dependent still blocks the owner being deleted")
+		}
+	}
+}
+
+func TestOrphanDeletion(t *testing.T) {
+	owner := rs("rs", "rs-uid")
+	owner.deleting = true
+	owner.finalizers = []string{metav1.FinalizerOrphanDependents, "example.com/keep"}
+	f := newFixture(t, []obj{owner, pod("a", ownedBy("rs", "rs-uid", true)), pod("b", ownedBy("rs", "rs-uid", true))})
+	f.sync("rs-uid")
+	for _, name := range []string{"a", "b"} {
+		if refs := f.get(podsGVR, name).GetOwnerReferences(); len(refs) != 0 {
+			t.Errorf("pod %s still owned: %v", name, refs)
+		}
+	}
+	if fins := f.get(rsGVR, "rs").GetFinalizers(); !slices.Equal(fins, []string{"example.com/keep"}) {
+		t.Errorf("owner finalizers %v, want only the foreign one left", fins)
+	}
+	if got := f.deletes(); len(got) != 0 {
+		t.Errorf("deleted %v; orphaning deletes nothing", got)
+	}
+}
