@@ -85,38 +85,61 @@ func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.E
 	return Validate(e)
 }
 
-// Validate checks that the event lives in its involved object's namespace
-// (cluster-scoped objects' events go to default), and the type and
-// reporting fields.
+// Limits on the fields of events that carry an eventTime (written by the
+// events.k8s.io style recorders).
+const (
+	reportingInstanceLimit = 128
+	actionLimit            = 128
+	reasonLimit            = 128
+	noteLimit              = 1024
+)
+
+// Validate applies upstream's rules for events written through core/v1:
+// the event lives in its involved object's namespace (cluster-scoped
+// objects' events in default), and events that carry an eventTime also name
+// their reporter, action and reason. The type is free text in core/v1.
 func Validate(e *corev1.Event) field.ErrorList {
 	var errs field.ErrorList
 	nsPath := field.NewPath("involvedObject", "namespace")
-	if e.InvolvedObject.Namespace == "" {
-		if e.Namespace != metav1.NamespaceNone && e.Namespace != metav1.NamespaceDefault {
+	if e.EventTime.IsZero() {
+		if e.InvolvedObject.Namespace == "" {
+			if e.Namespace != metav1.NamespaceNone && e.Namespace != metav1.NamespaceDefault {
+				errs = append(errs, field.Invalid(nsPath, e.InvolvedObject.Namespace, "does not match event.namespace"))
+			}
+		} else if e.Namespace != e.InvolvedObject.Namespace {
 			errs = append(errs, field.Invalid(nsPath, e.InvolvedObject.Namespace, "does not match event.namespace"))
 		}
-	} else if e.Namespace != e.InvolvedObject.Namespace {
-		errs = append(errs, field.Invalid(nsPath, e.InvolvedObject.Namespace, "does not match event.namespace"))
-	}
-	if e.Type != "" && e.Type != corev1.EventTypeNormal && e.Type != corev1.EventTypeWarning {
-		errs = append(errs, field.Invalid(field.NewPath("type"), e.Type,
-			fmt.Sprintf("has invalid value: %v", e.Type)))
-	}
-	if e.ReportingController != "" {
+	} else {
+		if e.InvolvedObject.Namespace == "" && e.Namespace != metav1.NamespaceDefault && e.Namespace != metav1.NamespaceSystem {
+			errs = append(errs, field.Invalid(nsPath, e.InvolvedObject.Namespace, "does not match event.namespace"))
+		}
+		if e.ReportingController == "" {
+			errs = append(errs, field.Required(field.NewPath("reportingController"), ""))
+		}
 		for _, msg := range utilvalidation.IsQualifiedName(e.ReportingController) {
 			errs = append(errs, field.Invalid(field.NewPath("reportingController"), e.ReportingController, msg))
 		}
+		errs = append(errs, requiredWithin(e.ReportingInstance, reportingInstanceLimit, field.NewPath("reportingInstance"))...)
+		errs = append(errs, requiredWithin(e.Action, actionLimit, field.NewPath("action"))...)
+		errs = append(errs, requiredWithin(e.Reason, reasonLimit, field.NewPath("reason"))...)
+		if len(e.Message) > noteLimit {
+			errs = append(errs, field.Invalid(field.NewPath("message"), "", fmt.Sprintf("can have at most %v characters", noteLimit)))
+		}
 	}
-	if len(e.ReportingInstance) > 128 {
-		errs = append(errs, field.TooLong(field.NewPath("reportingInstance"), "", 128))
-	}
-	if len(e.Action) > 128 {
-		errs = append(errs, field.TooLong(field.NewPath("action"), "", 128))
-	}
-	if len(e.Reason) > 128 {
-		errs = append(errs, field.TooLong(field.NewPath("reason"), "", 128))
+	for _, msg := range utilvalidation.IsDNS1123Subdomain(e.Namespace) {
+		errs = append(errs, field.Invalid(field.NewPath("namespace"), e.Namespace, msg))
 	}
 	return errs
+}
+
+func requiredWithin(v string, limit int, fldPath *field.Path) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	if len(v) > limit {
+		return field.ErrorList{field.Invalid(fldPath, "", fmt.Sprintf("can have at most %v characters", limit))}
+	}
+	return nil
 }
 
 func wrongType(obj runtime.Object) field.ErrorList {
