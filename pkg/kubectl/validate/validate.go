@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strings"
@@ -50,14 +49,16 @@ type SpecSource interface {
 type Validator struct {
 	src  SpecSource
 	mode string
-	warn io.Writer
+	warn func(msg string)
 
 	mu    sync.Mutex
 	specs map[schema.GroupVersion]*spec3.OpenAPI
 }
 
-// New returns a validator in the given mode; warnings go to warn.
-func New(src SpecSource, mode string, warn io.Writer) *Validator {
+// New returns a validator in the given mode; in Warn mode each problem is
+// passed to warn (shared with the server's warnings, so that one problem
+// found by both is printed once).
+func New(src SpecSource, mode string, warn func(msg string)) *Validator {
 	return &Validator{src: src, mode: mode, warn: warn, specs: map[schema.GroupVersion]*spec3.OpenAPI{}}
 }
 
@@ -75,7 +76,7 @@ func (v *Validator) ValidateBytes(data []byte) error {
 	}
 	if v.mode == Warn {
 		for _, p := range problems {
-			fmt.Fprintf(v.warn, "Warning: %s\n", p)
+			v.warn(p)
 		}
 		return nil
 	}

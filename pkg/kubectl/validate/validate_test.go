@@ -1,9 +1,9 @@
 package validate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,7 +77,7 @@ spec: {containers: [{name: c, imagee: busybox}]}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := New(src, Strict, nil).ValidateBytes([]byte(tt.manifest))
+			err := New(src, Strict, func(string) {}).ValidateBytes([]byte(tt.manifest))
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -100,21 +100,21 @@ func TestValidateModes(t *testing.T) {
 	tests := []struct {
 		mode      string
 		wantErr   bool
-		wantWarns string
+		wantWarns []string
 	}{
-		{Strict, true, ""},
-		{Warn, false, "Warning: unknown field \"specc\"\n"},
-		{Ignore, false, ""},
+		{Strict, true, nil},
+		{Warn, false, []string{`unknown field "specc"`}},
+		{Ignore, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			var warns bytes.Buffer
-			err := New(src, tt.mode, &warns).ValidateBytes(bad)
+			var warns []string
+			err := New(src, tt.mode, func(m string) { warns = append(warns, m) }).ValidateBytes(bad)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
-			if warns.String() != tt.wantWarns {
-				t.Errorf("warnings = %q, want %q", warns.String(), tt.wantWarns)
+			if !reflect.DeepEqual(warns, tt.wantWarns) {
+				t.Errorf("warnings = %q, want %q", warns, tt.wantWarns)
 			}
 		})
 	}

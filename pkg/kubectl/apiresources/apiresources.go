@@ -1,0 +1,127 @@
+// Package apiresources holds `api-resources`, read from (cached) discovery.
+package apiresources
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+)
+
+// Options are api-resources' flags.
+type Options struct {
+	Output     string
+	APIGroup   string
+	Namespaced bool
+	NoHeaders  bool
+	Cached     bool
+
+	streams genericiooptions.IOStreams
+}
+
+// Resource is one row: a resource in its preferred group-version.
+type Resource struct {
+	GroupVersion schema.GroupVersion
+	metav1.APIResource
+}
+
+// NewCmd returns `api-resources`.
+func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "api-resources",
+		Short: "Print the supported API resources on the server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(f, cmd.Flags().Changed("namespaced"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.Output, "output", "o", "", "wide or name")
+	fl.StringVar(&o.APIGroup, "api-group", "", "Only resources in this API group (\"\" for core is the default: all groups)")
+	fl.BoolVar(&o.Namespaced, "namespaced", true, "With --namespaced=false, only cluster-scoped resources; with true, only namespaced ones")
+	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit headers")
+	fl.BoolVar(&o.Cached, "cached", false, "Use the cached list of resources if available")
+	return cmd
+}
+
+// Run prints the resources.
+func (o *Options) Run(f cmdutil.Factory, filterNamespaced bool) error {
+	if o.Output != "" && o.Output != "wide" && o.Output != "name" {
+		return fmt.Errorf("--output %v is not available", o.Output)
+	}
+	dc, err := f.ToDiscoveryClient()
+	if err != nil {
+		return err
+	}
+	if !o.Cached {
+		dc.Invalidate()
+	}
+	lists, err := dc.ServerPreferredResources()
+	if err != nil && len(lists) == 0 {
+		return err
+	}
+	var rows []Resource
+	for _, list := range lists {
+		gv, perr := schema.ParseGroupVersion(list.GroupVersion)
+		if perr != nil {
+			continue
+		}
+		if o.APIGroup != "" && gv.Group != o.APIGroup {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			if filterNamespaced && r.Namespaced != o.Namespaced {
+				continue
+			}
+			rows = append(rows, Resource{GroupVersion: gv, APIResource: r})
+		}
+	}
+	Sort(rows)
+	w := printers.GetNewTabWriter(o.streams.Out)
+	defer w.Flush()
+	if o.Output == "name" {
+		for _, r := range rows {
+			name := r.Name
+			if r.GroupVersion.Group != "" {
+				name += "." + r.GroupVersion.Group
+			}
+			fmt.Fprintln(w, name)
+		}
+		return err
+	}
+	if !o.NoHeaders {
+		h := "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND"
+		if o.Output == "wide" {
+			h += "\tVERBS\tCATEGORIES"
+		}
+		fmt.Fprintln(w, h)
+	}
+	for _, r := range rows {
+		line := fmt.Sprintf("%s\t%s\t%s\t%v\t%s", r.Name, strings.Join(r.ShortNames, ","), r.GroupVersion.String(), r.Namespaced, r.Kind)
+		if o.Output == "wide" {
+			line += fmt.Sprintf("\t%v\t%s", []string(r.Verbs), strings.Join(r.Categories, ","))
+		}
+		fmt.Fprintln(w, line)
+	}
+	return err
+}
+
+// Sort orders rows as kubectl does: by group, then by resource name.
+func Sort(rows []Resource) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].GroupVersion.Group != rows[j].GroupVersion.Group {
+			return rows[i].GroupVersion.Group < rows[j].GroupVersion.Group
+		}
+		return rows[i].Name < rows[j].Name
+	})
+}

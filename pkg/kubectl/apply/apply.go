@@ -1,0 +1,362 @@
+// Package apply holds `apply` and `create`: client-side apply with the
+// last-applied-configuration annotation and a three-way patch.
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/openapi3"
+	"k8s.io/client-go/rest"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kube-lite/kube-lite/pkg/kubectl/validate"
+)
+
+// LastAppliedAnnotation records what the user last applied, the "original"
+// of the three-way patch.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// maxPatchRetries bounds how often a patch is recomputed after a 409.
+const maxPatchRetries = 5
+
+// Options are the flags shared by apply and create.
+type Options struct {
+	Filenames resource.FilenameOptions
+	Validate  string
+	DryRun    string
+	Output    string
+
+	streams genericiooptions.IOStreams
+}
+
+func addCommonFlags(cmd *cobra.Command, o *Options, verb string) {
+	cmd.Flags().StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files, directories or - (stdin) to "+verb)
+	cmd.Flags().BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	cmd.Flags().StringVar(&o.Validate, "validate", "strict", "Client-side validation against the server's schema: strict, warn or ignore")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (nothing sent) or "server" (sent, not persisted)`)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: name (the default line) or empty")
+}
+
+// NewApplyCmd returns `apply`.
+func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "apply -f FILENAME",
+		Short: "Create or update objects from files, keeping what you removed from the file removed from the object",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(cmd.Context(), f, true)
+		},
+	}
+	addCommonFlags(cmd, o, "apply")
+	return cmd
+}
+
+// NewCreateCmd returns `create`.
+func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "create -f FILENAME",
+		Short: "Create objects from files",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(cmd.Context(), f, false)
+		},
+	}
+	addCommonFlags(cmd, o, "create")
+	return cmd
+}
+
+type dryRun int
+
+const (
+	dryRunNone dryRun = iota
+	dryRunClient
+	dryRunServer
+)
+
+func parseDryRun(v string) (dryRun, error) {
+	switch v {
+	case "", "none", "false":
+		return dryRunNone, nil
+	case "client", "true":
+		return dryRunClient, nil
+	case "server":
+		return dryRunServer, nil
+	}
+	return 0, fmt.Errorf(`invalid dry-run value (%v). Must be "none", "server", or "client"`, v)
+}
+
+func (d dryRun) suffix() string {
+	switch d {
+	case dryRunClient:
+		return " (dry run)"
+	case dryRunServer:
+		return " (server dry run)"
+	}
+	return ""
+}
+
+// NewValidator builds the client-side validator for a --validate value;
+// warnings go through client-go's warning handler, like the server's.
+func NewValidator(f cmdutil.Factory, directive string) (resource.ContentValidator, error) {
+	mode, err := validate.ParseDirective(directive)
+	if err != nil {
+		return nil, err
+	}
+	if mode == validate.Ignore {
+		return nil, nil
+	}
+	dc, err := f.ToDiscoveryClient()
+	if err != nil {
+		return nil, err
+	}
+	warn := func(msg string) { rest.WarningLogger{}.HandleWarningHeader(299, "", msg) }
+	if cfg, err := f.ToRESTConfig(); err == nil && cfg.WarningHandler != nil {
+		warn = func(msg string) { cfg.WarningHandler.HandleWarningHeader(299, "", msg) }
+	}
+	return validate.New(openapi3.NewRoot(dc.OpenAPIV3()), mode, warn), nil
+}
+
+// Run applies (apply=true) or creates every object in the files. All
+// documents are read and validated before the first request is sent, so a
+// bad manifest anywhere changes nothing.
+func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error {
+	if len(o.Filenames.Filenames) == 0 {
+		return fmt.Errorf("must specify one of -f and -k")
+	}
+	dry, err := parseDryRun(o.DryRun)
+	if err != nil {
+		return err
+	}
+	validator, err := NewValidator(f, o.Validate)
+	if err != nil {
+		return err
+	}
+	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	r := f.NewBuilder().
+		Unstructured().
+		Schema(validator).
+		NamespaceParam(ns).DefaultNamespace().
+		FilenameParam(enforce, &o.Filenames).
+		Flatten().
+		Do()
+	if err := r.Err(); err != nil {
+		return oneLine(err)
+	}
+	infos, err := r.Infos()
+	if err != nil {
+		return oneLine(err)
+	}
+	if len(infos) == 0 {
+		return fmt.Errorf("no objects passed to %s", map[bool]string{true: "apply", false: "create"}[apply])
+	}
+	for _, info := range infos {
+		var op string
+		if apply {
+			op, err = o.applyOne(ctx, info, dry)
+		} else {
+			op, err = o.createOne(info, dry)
+		}
+		if err != nil {
+			return cmdutil.AddSourceToErr(map[bool]string{true: "applying", false: "creating"}[apply], info.Source, err)
+		}
+		o.print(info, op+dry.suffix())
+	}
+	return nil
+}
+
+func (o *Options) print(info *resource.Info, op string) {
+	gvk := info.Mapping.GroupVersionKind
+	kind := gvk.GroupKind().String()
+	if o.Output == "name" {
+		fmt.Fprintf(o.streams.Out, "%s/%s\n", lower(kind), info.Name)
+		return
+	}
+	fmt.Fprintf(o.streams.Out, "%s/%s %s\n", lower(kind), info.Name, op)
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func helperFor(info *resource.Info, dry dryRun) *resource.Helper {
+	return resource.NewHelper(info.Client, info.Mapping).DryRun(dry == dryRunServer)
+}
+
+func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
+	if dry == dryRunClient {
+		return "created", nil
+	}
+	obj, err := helperFor(info, dry).Create(info.Namespace, true, info.Object)
+	if err != nil {
+		return "", err
+	}
+	return "created", info.Refresh(obj, true)
+}
+
+func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun) (string, error) {
+	modified, err := ModifiedConfiguration(info.Object)
+	if err != nil {
+		return "", err
+	}
+	h := helperFor(info, dry)
+	current, err := h.Get(info.Namespace, info.Name)
+	if apierrors.IsNotFound(err) {
+		if err := setAnnotation(info.Object, string(modified)); err != nil {
+			return "", err
+		}
+		if dry == dryRunClient {
+			return "created", nil
+		}
+		obj, err := h.Create(info.Namespace, true, info.Object)
+		if err != nil {
+			return "", err
+		}
+		return "created", info.Refresh(obj, true)
+	}
+	if err != nil {
+		return "", err
+	}
+	for attempt := 0; ; attempt++ {
+		patch, pt, err := ThreeWayPatch(info.Mapping.GroupVersionKind, modified, current)
+		if err != nil {
+			return "", fmt.Errorf("computing the patch for %s/%s: %w", info.Mapping.Resource.Resource, info.Name, err)
+		}
+		if string(patch) == "{}" {
+			return "unchanged", info.Refresh(current, true)
+		}
+		if dry == dryRunClient {
+			return "configured", nil
+		}
+		obj, err := h.Patch(info.Namespace, info.Name, pt, patch, &metav1.PatchOptions{})
+		if err == nil {
+			return "configured", info.Refresh(obj, true)
+		}
+		if !apierrors.IsConflict(err) || attempt+1 >= maxPatchRetries {
+			return "", err
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if current, err = h.Get(info.Namespace, info.Name); err != nil {
+			return "", err
+		}
+	}
+}
+
+// ModifiedConfiguration is the object as the user wrote it, carrying the
+// annotation that records exactly that (minus the annotation itself).
+func ModifiedConfiguration(obj runtime.Object) ([]byte, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("expected an unstructured object, got %T", obj)
+	}
+	c := u.DeepCopy()
+	annots := c.GetAnnotations()
+	delete(annots, LastAppliedAnnotation)
+	if len(annots) == 0 {
+		annots = nil
+	}
+	c.SetAnnotations(annots)
+	original, err := json.Marshal(c.Object)
+	if err != nil {
+		return nil, err
+	}
+	if annots == nil {
+		annots = map[string]string{}
+	}
+	annots[LastAppliedAnnotation] = string(original) + "\n"
+	c.SetAnnotations(annots)
+	return json.Marshal(c.Object)
+}
+
+func setAnnotation(obj runtime.Object, modified string) error {
+	var withAnnot map[string]interface{}
+	if err := json.Unmarshal([]byte(modified), &withAnnot); err != nil {
+		return err
+	}
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	annots := a.GetAnnotations()
+	if annots == nil {
+		annots = map[string]string{}
+	}
+	u := unstructured.Unstructured{Object: withAnnot}
+	annots[LastAppliedAnnotation] = u.GetAnnotations()[LastAppliedAnnotation]
+	a.SetAnnotations(annots)
+	return nil
+}
+
+// ThreeWayPatch computes the patch from current to modified that also
+// deletes what the previous apply (the annotation on current) set and the
+// new configuration no longer has. Built-in kinds get a strategic merge
+// patch (lists merge by key); others a JSON merge patch.
+func ThreeWayPatch(gvk schema.GroupVersionKind, modified []byte, current runtime.Object) ([]byte, types.PatchType, error) {
+	cur, err := json.Marshal(current)
+	if err != nil {
+		return nil, "", err
+	}
+	a, err := meta.Accessor(current)
+	if err != nil {
+		return nil, "", err
+	}
+	original := []byte(a.GetAnnotations()[LastAppliedAnnotation])
+	if len(original) == 0 {
+		original = nil
+	}
+	preconditions := []mergepatch.PreconditionFunc{
+		mergepatch.RequireKeyUnchanged("apiVersion"),
+		mergepatch.RequireKeyUnchanged("kind"),
+		mergepatch.RequireMetadataKeyUnchanged("name"),
+	}
+	typed, err := scheme.Scheme.New(gvk)
+	if err == nil {
+		lookup, err := strategicpatch.NewPatchMetaFromStruct(typed)
+		if err != nil {
+			return nil, "", err
+		}
+		p, err := strategicpatch.CreateThreeWayMergePatch(original, modified, cur, lookup, true, preconditions...)
+		return p, types.StrategicMergePatchType, err
+	}
+	p, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, cur, preconditions...)
+	return p, types.MergePatchType, err
+}
+
+// oneLine keeps a manifest's error on one line: the RESTMapper's "no
+// matches for kind" carries a second line of advice.
+func oneLine(err error) error {
+	if meta.IsNoMatchError(err) && strings.Contains(err.Error(), "\n") {
+		return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return err
+}

@@ -1,0 +1,413 @@
+// Package get holds `get`: server-side Tables for people, objects for
+// machines (-o yaml|json|name|jsonpath|custom-columns), and -w.
+package get
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/rest"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+)
+
+// tableAccept asks for server-side printing, falling back to objects for
+// servers (or resources) without Tables.
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+
+// Options are get's flags.
+type Options struct {
+	Output        string
+	LabelSelector string
+	FieldSelector string
+	AllNamespaces bool
+	Watch         bool
+	WatchOnly     bool
+	ShowLabels    bool
+	NoHeaders     bool
+	Filenames     resource.FilenameOptions
+
+	streams genericiooptions.IOStreams
+}
+
+// NewCmd returns `get`.
+func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "get [(-o|--output=)FORMAT] (TYPE[.VERSION][.GROUP] [NAME | -l label] | TYPE[.VERSION][.GROUP]/NAME ...)",
+		Short: "Display one or many resources",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.Run(cmd.Context(), f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.Output, "output", "o", "", "Output format: wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...")
+	fl.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector, e.g. -l key1=value1,key2=value2")
+	fl.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, e.g. --field-selector status.phase=Running")
+	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List across all namespaces")
+	fl.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
+	fl.BoolVar(&o.WatchOnly, "watch-only", false, "Watch for changes without listing first")
+	fl.BoolVar(&o.ShowLabels, "show-labels", false, "Show all labels as the last column")
+	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit table headers")
+	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to get")
+	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	return cmd
+}
+
+func (o *Options) human() bool {
+	return o.Output == "" || o.Output == "wide"
+}
+
+// Run lists or gets the resources named by args.
+func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) error {
+	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
+		return fmt.Errorf("you must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources")
+	}
+	objPrinter, err := o.objectPrinter()
+	if err != nil {
+		return err
+	}
+	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	b := f.NewBuilder().
+		Unstructured().
+		NamespaceParam(ns).DefaultNamespace().AllNamespaces(o.AllNamespaces).
+		FilenameParam(enforce, &o.Filenames).
+		LabelSelectorParam(o.LabelSelector).
+		FieldSelectorParam(o.FieldSelector).
+		ResourceTypeOrNameArgs(true, args...).
+		ContinueOnError().
+		Latest().
+		Flatten()
+	if o.human() {
+		b = b.TransformRequests(func(req *rest.Request) { req.SetHeader("Accept", tableAccept) })
+	}
+	r := b.Do()
+	if o.Watch || o.WatchOnly {
+		return o.watch(ctx, f, r, objPrinter)
+	}
+	singleItemImplied := false
+	r.IntoSingleItemImplied(&singleItemImplied)
+	infos, err := r.Infos()
+	if o.human() {
+		printed, perr := o.printTables(infos)
+		if perr != nil {
+			return perr
+		}
+		if !printed && err == nil {
+			o.noResources(ns)
+		}
+		return err
+	}
+	if err != nil && len(infos) == 0 {
+		return err
+	}
+	var obj runtime.Object
+	if len(infos) == 1 && singleItemImplied {
+		obj = infos[0].Object
+	} else {
+		list := &unstructured.UnstructuredList{Object: map[string]interface{}{"kind": "List", "apiVersion": "v1", "metadata": map[string]interface{}{"resourceVersion": ""}}}
+		for _, info := range infos {
+			u, ok := info.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			list.Items = append(list.Items, *u)
+		}
+		obj = list
+	}
+	if perr := objPrinter.PrintObj(obj, o.streams.Out); perr != nil {
+		return perr
+	}
+	return err
+}
+
+func (o *Options) noResources(ns string) {
+	if o.AllNamespaces {
+		fmt.Fprintln(o.streams.ErrOut, "No resources found")
+		return
+	}
+	fmt.Fprintf(o.streams.ErrOut, "No resources found in %s namespace.\n", ns)
+}
+
+// objectPrinter is the printer for non-table output; nil for tables.
+func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
+	if o.human() {
+		return nil, nil
+	}
+	if spec, ok := strings.CutPrefix(o.Output, "custom-columns="); ok {
+		return NewCustomColumnsPrinter(spec, o.NoHeaders)
+	}
+	pf := genericclioptions.NewPrintFlags("")
+	pf.OutputFormat = &o.Output
+	p, err := pf.ToPrinter()
+	if err != nil {
+		return nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,go-template,json,jsonpath,name,wide,yaml", o.Output)
+	}
+	return p, nil
+}
+
+// printTables prints each resource type's Table; several types are
+// separated by a blank line and their names carry the type.
+func (o *Options) printTables(infos []*resource.Info) (bool, error) {
+	kinds := map[schema.GroupKind]bool{}
+	for _, info := range infos {
+		kinds[info.Mapping.GroupVersionKind.GroupKind()] = true
+	}
+	printed := false
+	w := printers.GetNewTabWriter(o.streams.Out)
+	defer w.Flush()
+	for _, info := range infos {
+		table, err := toTable(info)
+		if err != nil {
+			return printed, err
+		}
+		if len(table.Rows) == 0 {
+			continue
+		}
+		if printed {
+			w.Flush()
+			fmt.Fprintln(o.streams.Out)
+		}
+		p := o.tablePrinter(info.Mapping.GroupVersionKind.GroupKind(), len(kinds) > 1, o.NoHeaders)
+		if err := p.PrintObj(table, w); err != nil {
+			return printed, err
+		}
+		printed = true
+	}
+	return printed, nil
+}
+
+func (o *Options) tablePrinter(gk schema.GroupKind, withKind, noHeaders bool) printers.ResourcePrinter {
+	return printers.NewTablePrinter(printers.PrintOptions{
+		Wide:          o.Output == "wide",
+		WithNamespace: o.AllNamespaces,
+		ShowLabels:    o.ShowLabels,
+		WithKind:      withKind,
+		Kind:          gk,
+		NoHeaders:     noHeaders,
+	})
+}
+
+// toTable turns what the server sent into a Table; objects of resources
+// the server cannot print get a NAME/AGE table like kubectl's default.
+func toTable(info *resource.Info) (*metav1.Table, error) {
+	u, ok := info.Object.(*unstructured.Unstructured)
+	if !ok || u.GetKind() != "Table" {
+		return defaultTable(info.Object)
+	}
+	table := &metav1.Table{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, table); err != nil {
+		return nil, fmt.Errorf("decoding the server's table: %w", err)
+	}
+	if err := decodeRowObjects(table); err != nil {
+		return nil, err
+	}
+	return table, nil
+}
+
+func decodeRowObjects(table *metav1.Table) error {
+	for i := range table.Rows {
+		row := &table.Rows[i]
+		if row.Object.Raw == nil || row.Object.Object != nil {
+			continue
+		}
+		obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, row.Object.Raw)
+		if err != nil {
+			return fmt.Errorf("decoding a table row's object: %w", err)
+		}
+		row.Object.Object = obj
+	}
+	return nil
+}
+
+func defaultTable(obj runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name"},
+		{Name: "Created At", Type: "date"},
+	}}
+	add := func(o runtime.Object) error {
+		a, err := meta.Accessor(o)
+		if err != nil {
+			return err
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{
+			Cells:  []interface{}{a.GetName(), a.GetCreationTimestamp().UTC().Format("2006-01-02T15:04:05Z")},
+			Object: runtime.RawExtension{Object: o},
+		})
+		return nil
+	}
+	if meta.IsListType(obj) {
+		return table, meta.EachListItem(obj, add)
+	}
+	return table, add(obj)
+}
+
+// watch prints the current state (unless --watch-only) and then every
+// change, as table rows without headers or as objects.
+func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Result, objPrinter printers.ResourcePrinter) error {
+	if err := r.Err(); err != nil {
+		return err
+	}
+	infos, err := r.Infos()
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		return fmt.Errorf("no resources to watch")
+	}
+	first := infos[0]
+	for _, info := range infos[1:] {
+		if info.Mapping.Resource != first.Mapping.Resource {
+			return fmt.Errorf("watch is only supported on individual resources and resource collections, but %d resources were found", len(infos))
+		}
+	}
+	singleName := ""
+	rv := ""
+	if first.Name != "" && len(infos) == 1 {
+		singleName = first.Name
+	}
+	headerPrinted := false
+	gk := first.Mapping.GroupVersionKind.GroupKind()
+	if o.human() {
+		// Listing returned a Table for the whole collection (or one object).
+		t, err := toTable(first)
+		if err != nil {
+			return err
+		}
+		rv = t.ResourceVersion
+		if singleName != "" {
+			if a, err := meta.Accessor(first.Object); err == nil && a.GetResourceVersion() != "" {
+				rv = a.GetResourceVersion()
+			}
+		}
+		if !o.WatchOnly {
+			w := printers.GetNewTabWriter(o.streams.Out)
+			if err := o.tablePrinter(gk, false, o.NoHeaders).PrintObj(t, w); err != nil {
+				return err
+			}
+			w.Flush()
+			headerPrinted = len(t.Rows) > 0 || o.NoHeaders
+		}
+	} else {
+		// Objects were flattened; the newest version seen starts the watch.
+		for _, info := range infos {
+			if !o.WatchOnly {
+				if err := objPrinter.PrintObj(info.Object, o.streams.Out); err != nil {
+					return err
+				}
+			}
+		}
+		rv = first.ResourceVersion
+		if lrv, err := listResourceVersion(ctx, f, first, o); err == nil {
+			rv = lrv
+		}
+	}
+
+	client, err := f.UnstructuredClientForMapping(first.Mapping)
+	if err != nil {
+		return err
+	}
+	fieldSel := o.FieldSelector
+	if singleName != "" {
+		fieldSel = fields.OneTermEqualSelector("metadata.name", singleName).String()
+	}
+	ns := first.Namespace
+	if o.AllNamespaces {
+		ns = ""
+	}
+	req := client.Get().
+		NamespaceIfScoped(ns, first.Mapping.Scope.Name() == meta.RESTScopeNameNamespace).
+		Resource(first.Mapping.Resource.Resource).
+		Param("watch", "true").
+		Param("resourceVersion", rv)
+	if o.LabelSelector != "" {
+		req = req.Param("labelSelector", o.LabelSelector)
+	}
+	if fieldSel != "" {
+		req = req.Param("fieldSelector", fieldSel)
+	}
+	if o.human() {
+		req = req.SetHeader("Accept", tableAccept)
+	}
+	wi, err := req.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	defer wi.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				return nil
+			}
+			if ev.Type == watch.Error {
+				return fmt.Errorf("watch error: %v", ev.Object)
+			}
+			if ev.Type == watch.Bookmark {
+				continue
+			}
+			if err := o.printEvent(ev.Object, gk, objPrinter, !headerPrinted); err != nil {
+				return err
+			}
+			headerPrinted = true
+		}
+	}
+}
+
+func (o *Options) printEvent(obj runtime.Object, gk schema.GroupKind, objPrinter printers.ResourcePrinter, withHeader bool) error {
+	if !o.human() {
+		return objPrinter.PrintObj(obj, o.streams.Out)
+	}
+	info := &resource.Info{Object: obj}
+	t, err := toTable(info)
+	if err != nil {
+		return err
+	}
+	w := printers.GetNewTabWriter(o.streams.Out)
+	defer w.Flush()
+	return o.tablePrinter(gk, false, o.NoHeaders || !withHeader).PrintObj(t, w)
+}
+
+// listResourceVersion fetches the collection's resourceVersion, so that a
+// watch after printing objects misses no change made in between.
+func listResourceVersion(ctx context.Context, f cmdutil.Factory, info *resource.Info, o *Options) (string, error) {
+	client, err := f.UnstructuredClientForMapping(info.Mapping)
+	if err != nil {
+		return "", err
+	}
+	ns := info.Namespace
+	if o.AllNamespaces {
+		ns = ""
+	}
+	res := client.Get().
+		NamespaceIfScoped(ns, info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace).
+		Resource(info.Mapping.Resource.Resource).
+		Param("limit", "1").
+		Do(ctx)
+	obj, err := res.Get()
+	if err != nil {
+		return "", err
+	}
+	lm, err := meta.ListAccessor(obj)
+	if err != nil {
+		return "", err
+	}
+	return lm.GetResourceVersion(), nil
+}

@@ -1,0 +1,65 @@
+// Package root assembles kubectl-lite's command tree.
+package root
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kube-lite/kube-lite/pkg/kubectl/apiresources"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/apply"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/auth"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/config"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/delete"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/describe"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/get"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/logs"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/rollout"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/scale"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/version"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/wait"
+)
+
+// NewCommand returns the root command. ConfigFlags resolves credentials
+// exactly like kubectl: --kubeconfig, else $KUBECONFIG (merged), else
+// ~/.kube/config, and keeps the discovery cache under ~/.kube/cache.
+func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "kubectl-lite",
+		Short:         "kubectl-lite controls a Kubernetes (or kube-lite) cluster",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Run:           func(c *cobra.Command, _ []string) { _ = c.Help() },
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	// Server warnings and client-side validation warnings share one
+	// deduplicating writer, so one problem is printed once.
+	warnings := rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+	configFlags := genericclioptions.NewConfigFlags(true).WithWrapConfigFn(func(c *rest.Config) *rest.Config {
+		c.WarningHandler = warnings
+		return c
+	})
+	configFlags.AddFlags(cmd.PersistentFlags())
+	f := cmdutil.NewFactory(configFlags)
+
+	cmd.AddCommand(
+		apply.NewApplyCmd(f, streams),
+		apply.NewCreateCmd(f, streams),
+		get.NewCmd(f, streams),
+		describe.NewCmd(f, streams),
+		delete.NewCmd(f, streams),
+		logs.NewCmd(f, streams),
+		scale.NewCmd(f, streams),
+		rollout.NewCmd(f, streams),
+		wait.NewCmd(f, streams),
+		apiresources.NewCmd(f, streams),
+		version.NewCmd(f, streams),
+		auth.NewCmd(f, streams),
+		config.NewCmd(configFlags, streams),
+	)
+	return cmd
+}
