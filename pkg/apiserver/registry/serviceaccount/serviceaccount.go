@@ -45,25 +45,16 @@ func (strategy) Default(runtime.Object)                                         
 func (strategy) PrepareForCreate(context.Context, runtime.Object)                 {}
 func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
 
+// Validate has nothing to add to the handler's metadata checks: upstream
+// accepts any secret references (an empty image pull secret name is only a
+// warning there).
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	sa, ok := obj.(*corev1.ServiceAccount)
-	if !ok {
+	if _, ok := obj.(*corev1.ServiceAccount); !ok {
 		return field.ErrorList{field.InternalError(nil, fmt.Errorf("serviceaccount strategy: unexpected object %T", obj))}
 	}
-	return Validate(sa)
+	return nil
 }
 
 func (s strategy) ValidateUpdate(ctx context.Context, obj, _ runtime.Object) field.ErrorList {
 	return s.Validate(ctx, obj)
-}
-
-// Validate checks that image pull secrets are named.
-func Validate(sa *corev1.ServiceAccount) field.ErrorList {
-	var errs field.ErrorList
-	for i, ref := range sa.ImagePullSecrets {
-		if ref.Name == "" {
-			errs = append(errs, field.Required(field.NewPath("imagePullSecrets").Index(i).Child("name"), ""))
-		}
-	}
-	return errs
 }

@@ -88,11 +88,6 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	errs = append(errs, ResourceRequirements(spec.Resources, fldPath.Child("resources"))...)
 	errs = append(errs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 	errs = append(errs, Tolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
-	for i, s := range spec.ImagePullSecrets {
-		if s.Name == "" {
-			errs = append(errs, field.Required(fldPath.Child("imagePullSecrets").Index(i).Child("name"), ""))
-		}
-	}
 	return errs
 }
 
