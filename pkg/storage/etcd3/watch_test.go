@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,7 +212,9 @@ func TestWatchSendsInitialState(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := seen{watch.Modified, "b", upd.ResourceVersion, "b"}
-			if ev := describe(t, nextEvent(t, w)); ev != want || ev.rv <= last {
+			ev := describe(t, nextEvent(t, w))
+			lastRV, _ := strconv.ParseInt(last, 10, 64)
+			if ev != want || rvOf(t, upd) <= lastRV {
 				t.Errorf("after initial state got %+v, want %+v", ev, want)
 			}
 			if ev := describe(t, nextEvent(t, single)); ev != want {
@@ -431,5 +434,34 @@ func testWatchStops(t *testing.T, c *clientv3.Client) {
 		var stacks strings.Builder
 		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
 		t.Errorf("%d goroutines after the watches ended, %d before:\n%s", n, before, stacks.String())
+	}
+}
+
+func TestWatchInitialStateSpansPages(t *testing.T) {
+	s := newConfigMapStore(t, sharedLocal)
+	n := initialPage + initialPage/2
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			mustCreate(t, s, configMap("ns", fmt.Sprintf("cm-%05d", i), nil, nil))
+		}()
+	}
+	wg.Wait()
+	w := startWatch(t, s, "/configmaps", storage.ListOptions{ResourceVersion: "0", Recursive: true})
+	// A write while the initial state is being sent comes after it, once.
+	late := mustCreate(t, s, configMap("ns", "late", nil, nil))
+	for i := range n {
+		got := describe(t, nextEvent(t, w))
+		if want := fmt.Sprintf("cm-%05d", i); got.typ != watch.Added || got.name != want {
+			t.Fatalf("initial event %d = %+v, want ADDED %s", i, got, want)
+		}
+	}
+	if got := describe(t, nextEvent(t, w)); got.name != "late" || got.rv != late.ResourceVersion {
+		t.Fatalf("after the initial state got %+v, want ADDED late at %s", got, late.ResourceVersion)
 	}
 }
