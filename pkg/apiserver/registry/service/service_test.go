@@ -193,3 +193,26 @@ func TestTable(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusSubresource(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	old := newService()
+	old.Spec.Type = corev1.ServiceTypeLoadBalancer
+	old = create(t, old)
+
+	st := old.DeepCopy()
+	st.Spec.Ports = nil
+	st.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "198.51.100.7"}}
+	r.Status.PrepareForUpdate(context.Background(), st, old)
+	if len(st.Spec.Ports) != 1 {
+		t.Errorf("status update changed the spec: %+v", st.Spec)
+	}
+	if errs := r.Status.ValidateUpdate(context.Background(), st, old); len(errs) != 0 {
+		t.Errorf("valid ingress: %v", errs)
+	}
+	st.Status.LoadBalancer.Ingress[0].IP = "198.51.100"
+	errs := r.Status.ValidateUpdate(context.Background(), st, old)
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), `status.loadBalancer.ingress[0].ip: Invalid value: "198.51.100"`) {
+		t.Errorf("bad ingress IP: %v", errs)
+	}
+}
