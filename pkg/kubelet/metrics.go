@@ -1,0 +1,52 @@
+package kubelet
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the kubelet's Prometheus metrics, with upstream's names.
+type Metrics struct {
+	Registry          *prometheus.Registry
+	PodStartDuration  prometheus.Histogram
+	RunningPods       prometheus.Gauge
+	RunningContainers prometheus.Gauge
+	RuntimeOps        *prometheus.CounterVec
+	RuntimeOpErrors   *prometheus.CounterVec
+	RelistDuration    prometheus.Histogram
+	SyncDuration      prometheus.Histogram
+}
+
+// NewMetrics registers the kubelet's metrics on a fresh registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		PodStartDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "kubelet_pod_start_duration_seconds",
+			Help:    "Duration in seconds from the kubelet seeing a pod for the first time to the pod starting to run.",
+			Buckets: []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 60},
+		}),
+		RunningPods:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "kubelet_running_pods", Help: "Number of pods that have a running pod sandbox."}),
+		RunningContainers: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kubelet_running_containers", Help: "Number of running containers."}),
+		RuntimeOps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubelet_runtime_operations_total", Help: "Cumulative number of runtime operations by operation type.",
+		}, []string{"operation_type"}),
+		RuntimeOpErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubelet_runtime_operations_errors_total", Help: "Cumulative number of runtime operation errors by operation type.",
+		}, []string{"operation_type"}),
+		RelistDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "kubelet_pleg_relist_duration_seconds", Help: "Duration in seconds for relisting pods in PLEG.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
+		}),
+		SyncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "kubelet_pod_worker_duration_seconds", Help: "Duration in seconds to sync a single pod.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}),
+	}
+	m.Registry.MustRegister(m.PodStartDuration, m.RunningPods, m.RunningContainers, m.RuntimeOps, m.RuntimeOpErrors, m.RelistDuration, m.SyncDuration)
+	return m
+}
+
+func (m *Metrics) op(name string, err error) {
+	m.RuntimeOps.WithLabelValues(name).Inc()
+	if err != nil {
+		m.RuntimeOpErrors.WithLabelValues(name).Inc()
+	}
+}

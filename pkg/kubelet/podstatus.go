@@ -1,0 +1,274 @@
+package kubelet
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
+)
+
+const containerIDPrefix = "containerd://"
+
+// computeStatus derives a pod's API status from what the runtime holds, the
+// reasons containers wait and the probe results, like upstream's
+// generateAPIPodStatus.
+func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.PodStatus {
+	prev := pod.Status
+	if s, ok := kl.statuses.Status(pod.UID); ok {
+		prev = s
+	}
+	now := metav1.NewTime(kl.clock.Now()).Rfc3339Copy()
+	s := v1.PodStatus{
+		HostIP:   kl.cfg.NodeIP,
+		QOSClass: qosClass(pod),
+	}
+	if kl.cfg.NodeIP != "" {
+		s.HostIPs = []v1.HostIP{{IP: kl.cfg.NodeIP}}
+	}
+	s.StartTime = prev.StartTime
+	if s.StartTime == nil {
+		t := metav1.NewTime(st.firstSeen).Rfc3339Copy()
+		s.StartTime = &t
+	}
+	ip := rp.podIP()
+	if pod.Spec.HostNetwork && rp.readySandbox() != nil {
+		ip = kl.cfg.NodeIP
+	}
+	if ip != "" {
+		s.PodIP = ip
+		s.PodIPs = []v1.PodIP{{IP: ip}}
+	} else if len(rp.Sandboxes) > 0 && prev.PodIP != "" {
+		// A stopped sandbox keeps the address it had in the status, as upstream does.
+		s.PodIP, s.PodIPs = prev.PodIP, prev.PodIPs
+	}
+
+	initDone := true
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cs := kl.containerStatus(pod, c, rp, st, reasonPodInitializing)
+		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+			initDone = false
+		}
+		s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
+	}
+	defaultWaiting := reasonContainerCreating
+	if !initDone {
+		defaultWaiting = reasonPodInitializing
+	}
+	for i := range pod.Spec.Containers {
+		s.ContainerStatuses = append(s.ContainerStatuses, kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting))
+	}
+	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses)
+
+	var notInit, notReady []string
+	for _, cs := range s.InitContainerStatuses {
+		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+			notInit = append(notInit, cs.Name)
+		}
+	}
+	for _, cs := range s.ContainerStatuses {
+		if !cs.Ready {
+			notReady = append(notReady, cs.Name)
+		}
+	}
+	sandboxUp := rp.readySandbox() != nil && (ip != "" || pod.Spec.HostNetwork)
+	cond := func(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
+		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now}
+		if ok {
+			c.Status, c.Reason, c.Message = v1.ConditionTrue, "", ""
+		}
+		for _, p := range prev.Conditions {
+			if p.Type == t && p.Status == c.Status {
+				c.LastTransitionTime = p.LastTransitionTime
+			}
+		}
+		return c
+	}
+	terminal := s.Phase == v1.PodSucceeded || s.Phase == v1.PodFailed
+	readyReason, readyMsg := "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", strings.Join(notReady, " "))
+	if terminal {
+		readyReason, readyMsg = "PodCompleted", ""
+	}
+	initReason, initMsg := "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(notInit, " "))
+	if terminal && len(notInit) == 0 {
+		initReason, initMsg = "PodCompleted", ""
+	}
+	s.Conditions = []v1.PodCondition{
+		cond(v1.PodReadyToStartContainers, sandboxUp, "", ""),
+		cond(v1.PodInitialized, len(notInit) == 0, initReason, initMsg),
+		cond(v1.ContainersReady, len(notReady) == 0 && !terminal, readyReason, readyMsg),
+		cond(v1.PodReady, len(notReady) == 0 && !terminal, readyReason, readyMsg),
+	}
+	scheduled := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: now}
+	for _, p := range pod.Status.Conditions {
+		if p.Type == v1.PodScheduled {
+			scheduled = p
+		}
+	}
+	s.Conditions = append(s.Conditions, scheduled)
+	if pod.Status.NominatedNodeName != "" {
+		s.NominatedNodeName = pod.Status.NominatedNodeName
+	}
+	return s
+}
+
+func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod, st *podState, defaultWaiting string) v1.ContainerStatus {
+	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+	f := false
+	cs.Started = &f
+	cur, prev := rp.latest(c.Name)
+	waiting := st.waiting[c.Name]
+	if cur == nil {
+		if waiting == nil {
+			waiting = &v1.ContainerStateWaiting{Reason: defaultWaiting}
+		}
+		cs.State.Waiting = waiting
+		return cs
+	}
+	cs.RestartCount = int32(cur.Metadata.GetAttempt())
+	cs.ContainerID = containerIDPrefix + cur.Id
+	cs.ImageID = cur.ImageRef
+	if cur.Image != nil && cur.Image.Image != "" && !strings.HasPrefix(cur.Image.Image, "sha256:") {
+		cs.Image = cur.Image.Image
+	}
+	switch cur.State {
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		cs.State.Running = &v1.ContainerStateRunning{StartedAt: nanoTime(cur.StartedAt)}
+		started := true
+		if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r != prober.Success {
+			started = false
+		}
+		cs.Started = &started
+		cs.Ready = started
+		if c.ReadinessProbe != nil {
+			r, _ := kl.probes.Result(cur.Id, prober.Readiness)
+			cs.Ready = started && r == prober.Success
+		}
+		if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			cs.LastTerminationState.Terminated = terminated(prev)
+		}
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		if waiting != nil {
+			cs.State.Waiting = waiting
+			cs.LastTerminationState.Terminated = terminated(cur)
+		} else {
+			cs.State.Terminated = terminated(cur)
+			if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+				cs.LastTerminationState.Terminated = terminated(prev)
+			}
+		}
+	default:
+		if waiting == nil {
+			waiting = &v1.ContainerStateWaiting{Reason: reasonContainerCreating}
+		}
+		cs.State.Waiting = waiting
+		if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			cs.LastTerminationState.Terminated = terminated(prev)
+		}
+	}
+	return cs
+}
+
+func terminated(c *runtimeapi.ContainerStatus) *v1.ContainerStateTerminated {
+	reason := c.Reason
+	if reason == "" {
+		reason = "Error"
+		if c.ExitCode == 0 {
+			reason = "Completed"
+		}
+	}
+	return &v1.ContainerStateTerminated{
+		ExitCode:    c.ExitCode,
+		Reason:      reason,
+		Message:     c.Message,
+		StartedAt:   nanoTime(c.StartedAt),
+		FinishedAt:  nanoTime(c.FinishedAt),
+		ContainerID: containerIDPrefix + c.Id,
+	}
+}
+
+func nanoTime(ns int64) metav1.Time {
+	if ns == 0 {
+		return metav1.Time{}
+	}
+	return metav1.NewTime(time.Unix(0, ns)).Rfc3339Copy()
+}
+
+// podPhase is upstream's getPhase: init failures under Never fail the
+// pod, waiting containers keep it Pending, and the restart policy decides
+// what stopped containers mean.
+func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus) v1.PodPhase {
+	pendingInit, failedInit := 0, 0
+	for _, cs := range initStatuses {
+		switch {
+		case cs.State.Terminated != nil:
+			if cs.State.Terminated.ExitCode != 0 {
+				failedInit++
+			}
+		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode != 0:
+			failedInit++
+		default:
+			pendingInit++
+		}
+	}
+	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+		return v1.PodFailed
+	}
+	if pendingInit > 0 || failedInit > 0 {
+		return v1.PodPending
+	}
+	running, waiting, stopped, succeeded := 0, 0, 0, 0
+	for _, cs := range statuses {
+		switch {
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Terminated != nil:
+			stopped++
+			if cs.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
+			stopped++
+		default:
+			waiting++
+		}
+	}
+	switch {
+	case waiting > 0:
+		return v1.PodPending
+	case running > 0:
+		return v1.PodRunning
+	case stopped > 0:
+		switch pod.Spec.RestartPolicy {
+		case v1.RestartPolicyAlways:
+			return v1.PodRunning
+		case v1.RestartPolicyOnFailure:
+			if stopped == succeeded {
+				return v1.PodSucceeded
+			}
+			return v1.PodRunning
+		default:
+			if stopped == succeeded {
+				return v1.PodSucceeded
+			}
+			return v1.PodFailed
+		}
+	}
+	return v1.PodPending
+}
+
+// sortedNames is for stable messages.
+func sortedNames(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

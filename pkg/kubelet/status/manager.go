@@ -1,0 +1,142 @@
+// Package status sends pod statuses to the API server: only when one
+// changed, newest first wins, one PATCH per change.
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Manager caches the status the kubelet computed for each pod and patches
+// pods/status when it differs from what was last sent.
+type Manager struct {
+	client kubernetes.Interface
+
+	mu      sync.Mutex
+	pods    map[types.UID]*entry
+	pending chan struct{}
+}
+
+type entry struct {
+	namespace, name string
+	status          v1.PodStatus
+	sent            *v1.PodStatus
+}
+
+// NewManager returns a manager; call Run to start sending.
+func NewManager(client kubernetes.Interface) *Manager {
+	return &Manager{client: client, pods: map[types.UID]*entry{}, pending: make(chan struct{}, 1)}
+}
+
+// SetPodStatus records pod's newly computed status.
+func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
+	m.mu.Lock()
+	e, ok := m.pods[pod.UID]
+	if !ok {
+		e = &entry{namespace: pod.Namespace, name: pod.Name}
+		m.pods[pod.UID] = e
+	}
+	e.status = *status.DeepCopy()
+	dirty := e.sent == nil || !apiequality.Semantic.DeepEqual(*e.sent, e.status)
+	m.mu.Unlock()
+	if dirty {
+		select {
+		case m.pending <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Status is the last status computed for uid.
+func (m *Manager) Status(uid types.UID) (v1.PodStatus, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.pods[uid]
+	if !ok {
+		return v1.PodStatus{}, false
+	}
+	return *e.status.DeepCopy(), true
+}
+
+// Forget drops a pod that is gone.
+func (m *Manager) Forget(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.pods, uid)
+}
+
+// Run sends changed statuses until ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.pending:
+		}
+		m.SyncOnce(ctx)
+	}
+}
+
+// SyncOnce sends every changed status now.
+func (m *Manager) SyncOnce(ctx context.Context) {
+	type job struct {
+		uid    types.UID
+		ns, nm string
+		status v1.PodStatus
+	}
+	var jobs []job
+	m.mu.Lock()
+	for uid, e := range m.pods {
+		if e.sent == nil || !apiequality.Semantic.DeepEqual(*e.sent, e.status) {
+			jobs = append(jobs, job{uid, e.namespace, e.name, *e.status.DeepCopy()})
+		}
+	}
+	m.mu.Unlock()
+	for _, j := range jobs {
+		err := m.patch(ctx, j.uid, j.ns, j.nm, j.status)
+		switch {
+		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			// NotFound/Conflict (UID mismatch): the pod is gone; nothing to retry.
+			m.mu.Lock()
+			if e, ok := m.pods[j.uid]; ok {
+				s := j.status
+				e.sent = &s
+			}
+			m.mu.Unlock()
+		default:
+			slog.Warn("patch pod status", "pod", j.ns+"/"+j.nm, "err", err)
+			select {
+			case m.pending <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (m *Manager) patch(ctx context.Context, uid types.UID, ns, name string, status v1.PodStatus) error {
+	// A merge patch replaces each list wholesale, which is what we want: the
+	// kubelet owns containerStatuses and (but for PodScheduled, which it
+	// copies) the conditions. The UID makes it a precondition on the same pod.
+	body, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": uid},
+		"status":   status,
+	})
+	if err != nil {
+		return fmt.Errorf("encode status: %w", err)
+	}
+	_, err = m.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return fmt.Errorf("patch %s/%s status: %w", ns, name, err)
+	}
+	return nil
+}

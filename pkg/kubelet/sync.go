@@ -1,0 +1,600 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
+	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
+)
+
+// Waiting reasons, as upstream reports them.
+const (
+	reasonContainerCreating   = "ContainerCreating"
+	reasonPodInitializing     = "PodInitializing"
+	reasonCrashLoopBackOff    = "CrashLoopBackOff"
+	reasonErrImagePull        = "ErrImagePull"
+	reasonImagePullBackOff    = "ImagePullBackOff"
+	reasonErrImageNeverPull   = "ErrImageNeverPull"
+	reasonCreateConfigError   = "CreateContainerConfigError"
+	reasonCreateContainerErr  = "CreateContainerError"
+	reasonRunContainerError   = "RunContainerError"
+	defaultGracePeriodSeconds = 30
+)
+
+// syncPod makes the runtime match one pod; it is the pod worker's body.
+func (kl *Kubelet) syncPod(ctx context.Context, key string) (time.Duration, bool) {
+	start := kl.clock.Now()
+	defer func() { kl.metrics.SyncDuration.Observe(kl.clock.Since(start).Seconds()) }()
+	uid := types.UID(key)
+	st, pod := kl.state(uid)
+	rp, err := kl.runtimePod(ctx, uid)
+	if err != nil {
+		slog.Warn("read pod from runtime", "uid", uid, "err", err)
+		return time.Second, false
+	}
+	if pod == nil {
+		// Gone from the API (or never known: an orphan from before a restart).
+		if err := kl.killPod(ctx, nil, rp, 0); err != nil {
+			slog.Warn("clean up removed pod", "uid", uid, "err", err)
+			return time.Second, false
+		}
+		if err := kl.cleanupPodFiles(uid, rp); err != nil {
+			slog.Warn("clean up removed pod's files", "uid", uid, "err", err)
+			return time.Second, false
+		}
+		kl.forget(uid)
+		return 0, true
+	}
+	if pod.DeletionTimestamp != nil {
+		return kl.terminatePod(ctx, st, pod, rp)
+	}
+	if st.finished {
+		// Terminal: keep the containers for their logs but free the sandbox.
+		if sb := rp.readySandbox(); sb != nil {
+			_ = kl.stopSandboxes(ctx, rp)
+		}
+		return 0, false
+	}
+	if st.rejected == nil && !st.admitted {
+		if reason, msg := kl.admit(pod, rp); reason != "" {
+			kl.recorder.Event(pod, v1.EventTypeWarning, reason, msg)
+			s := pod.Status.DeepCopy()
+			s.Phase = v1.PodFailed
+			s.Reason = reason
+			s.Message = msg
+			st.rejected = s
+		} else {
+			kl.mu.Lock()
+			st.admitted = true
+			kl.mu.Unlock()
+		}
+	}
+	if st.rejected != nil {
+		kl.mu.Lock()
+		st.finished = true
+		kl.mu.Unlock()
+		kl.statuses.SetPodStatus(pod, *st.rejected)
+		return 0, false
+	}
+	retry := kl.syncRunning(ctx, st, pod, rp)
+	return retry, false
+}
+
+// syncRunning drives an admitted, not deleted pod towards its spec and
+// publishes its status; it returns when to look again.
+func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) time.Duration {
+	waiting := map[string]*v1.ContainerStateWaiting{}
+	publish := func(rp *runtimePod) v1.PodStatus {
+		st.waiting = waiting
+		s := kl.computeStatus(pod, rp, st)
+		kl.statuses.SetPodStatus(pod, s)
+		if s.Phase == v1.PodRunning && !st.startReported {
+			st.startReported = true
+			kl.metrics.PodStartDuration.Observe(kl.clock.Since(st.firstSeen).Seconds())
+		}
+		return s
+	}
+	retry := kl.cfg.SyncPeriod
+
+	mounts, err := kl.volumes.SetUp(ctx, pod)
+	if err != nil {
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedMount", "MountVolume.SetUp failed: %v", err)
+		publish(rp)
+		return 2 * time.Second
+	}
+
+	sandbox := rp.readySandbox()
+	if sandbox == nil {
+		if !kl.canStartSandbox(pod, rp) {
+			s := publish(rp)
+			kl.finishIfTerminal(ctx, st, pod, s, rp)
+			return 0
+		}
+		if !pod.Spec.HostNetwork {
+			if ok, msg := kl.networkReady(); !ok {
+				slog.Debug("pod waits for the network", "pod", podKey(pod), "reason", msg)
+				publish(rp)
+				return time.Second
+			}
+		}
+		// Containers of a dead sandbox lost their network: they start over.
+		for _, c := range rp.running() {
+			_ = kl.stopContainer(ctx, pod, c, 0, "sandbox changed")
+		}
+		if err := kl.createSandbox(ctx, pod, uint32(len(rp.Sandboxes))); err != nil {
+			kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			key := string(pod.UID) + "/sandbox"
+			kl.crashBackoff.Next(key, kl.clock.Now())
+			publish(rp)
+			return kl.crashBackoff.Delay(key)
+		}
+		if rp, err = kl.runtimePod(ctx, pod.UID); err != nil {
+			return time.Second
+		}
+		if sandbox = rp.readySandbox(); sandbox == nil {
+			return time.Second
+		}
+	}
+	sandboxCfg := kl.sandboxConfig(pod, sandbox.Metadata.GetAttempt())
+	podIP := rp.podIP()
+	if pod.Spec.HostNetwork {
+		podIP = kl.cfg.NodeIP
+	}
+
+	changed := false
+	// Init containers, one at a time, each to success before the next.
+	initDone := true
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cur, _ := rp.latest(c.Name)
+		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0 {
+			continue
+		}
+		initDone = false
+		if cur != nil && (cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING || cur.State == runtimeapi.ContainerState_CONTAINER_CREATED) {
+			break
+		}
+		if cur != nil && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+			break // failed for good: the pod is Failed
+		}
+		after, started := kl.startOrBackOff(ctx, pod, c, cur, sandbox.Id, sandboxCfg, podIP, mounts, waiting)
+		changed = changed || started
+		retry = minDuration(retry, after)
+		break
+	}
+	if initDone {
+		for i := range pod.Spec.Containers {
+			c := &pod.Spec.Containers[i]
+			cur, _ := rp.latest(c.Name)
+			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				if r, ok := kl.probes.Result(cur.Id, prober.Liveness); ok && r == prober.Failure {
+					kl.recorder.Eventf(pod, v1.EventTypeNormal, "Killing", "Container %s failed liveness probe, will be restarted", c.Name)
+					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), "")
+					changed = true
+				} else if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r == prober.Failure {
+					kl.recorder.Eventf(pod, v1.EventTypeNormal, "Killing", "Container %s failed startup probe, will be restarted", c.Name)
+					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), "")
+					changed = true
+				}
+				continue
+			}
+			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED {
+				// Created by a sync that died before starting it.
+				if err := kl.runtime.StartContainer(ctx, cur.Id); err == nil {
+					changed = true
+				}
+				continue
+			}
+			if cur != nil && !shouldRestart(pod.Spec.RestartPolicy, cur) {
+				continue
+			}
+			after, started := kl.startOrBackOff(ctx, pod, c, cur, sandbox.Id, sandboxCfg, podIP, mounts, waiting)
+			changed = changed || started
+			retry = minDuration(retry, after)
+		}
+	}
+	if changed {
+		if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
+			rp = fresh
+		}
+	}
+	kl.pruneDeadContainers(ctx, rp)
+
+	var running []prober.Running
+	for _, c := range rp.running() {
+		running = append(running, prober.Running{Name: c.Metadata.GetName(), ID: c.Id, StartedAt: time.Unix(0, c.StartedAt)})
+	}
+	kl.probes.Sync(ctx, pod, podIP, running)
+	s := publish(rp)
+	kl.finishIfTerminal(ctx, st, pod, s, rp)
+	return retry
+}
+
+// canStartSandbox is false for a pod that ran and must not run again: its
+// sandbox is gone but restartPolicy Never (or OnFailure after success) says stay down.
+func (kl *Kubelet) canStartSandbox(pod *v1.Pod, rp *runtimePod) bool {
+	if len(rp.Sandboxes) == 0 || pod.Spec.RestartPolicy == v1.RestartPolicyAlways {
+		return true
+	}
+	for _, c := range pod.Spec.Containers {
+		cur, _ := rp.latest(c.Name)
+		if cur == nil || shouldRestart(pod.Spec.RestartPolicy, cur) {
+			return true
+		}
+	}
+	return false
+}
+
+func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.Pod, s v1.PodStatus, rp *runtimePod) {
+	if s.Phase != v1.PodSucceeded && s.Phase != v1.PodFailed {
+		return
+	}
+	kl.mu.Lock()
+	st.finished = true
+	kl.mu.Unlock()
+	kl.probes.RemovePod(pod.UID)
+	if err := kl.stopSandboxes(ctx, rp); err != nil {
+		slog.Warn("stop sandbox of finished pod", "pod", podKey(pod), "err", err)
+	}
+}
+
+func shouldRestart(policy v1.RestartPolicy, c *runtimeapi.ContainerStatus) bool {
+	if c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+		return false
+	}
+	switch policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return c.ExitCode != 0
+	}
+	return true
+}
+
+// startOrBackOff starts container c unless its restart is backed off,
+// recording why it waits. It reports when to sync again and whether it started one.
+func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Container, prev *runtimeapi.ContainerStatus,
+	sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig, podIP string, mounts volume.Mounted, waiting map[string]*v1.ContainerStateWaiting) (time.Duration, bool) {
+	key := string(pod.UID) + "/" + c.Name
+	attempt := uint32(0)
+	if prev != nil {
+		attempt = prev.Metadata.GetAttempt() + 1
+		finished := time.Unix(0, prev.FinishedAt)
+		if in, left := kl.crashBackoff.InBackOffSince(key, finished); in {
+			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", kl.crashBackoff.Delay(key), c.Name, pod.Name, pod.Namespace, pod.UID)
+			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff, Message: msg}
+			kl.recorder.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
+			return left, false
+		}
+		kl.crashBackoff.Next(key, kl.clock.Now())
+	}
+	reason, msg, after := kl.ensureImage(ctx, pod, c, sandboxCfg)
+	if reason != "" {
+		waiting[c.Name] = &v1.ContainerStateWaiting{Reason: reason, Message: msg}
+		return after, false
+	}
+	if err := kl.startContainer(ctx, pod, c, attempt, sandboxID, sandboxCfg, podIP, mounts); err != nil {
+		var ce *containerError
+		if errors.As(err, &ce) {
+			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: ce.reason, Message: ce.Error()}
+		}
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		kl.crashBackoff.Next(key+"/start", kl.clock.Now())
+		return kl.crashBackoff.Delay(key + "/start"), false
+	}
+	kl.crashBackoff.Forget(key + "/start")
+	return kl.cfg.SyncPeriod, true
+}
+
+type containerError struct {
+	reason string
+	err    error
+}
+
+func (e *containerError) Error() string { return e.err.Error() }
+func (e *containerError) Unwrap() error { return e.err }
+
+// ensureImage makes c's image present as its pull policy asks.
+func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (reason, msg string, retry time.Duration) {
+	policy := c.ImagePullPolicy
+	if policy == "" {
+		policy = defaultPullPolicy(c.Image)
+	}
+	img, err := kl.runtime.ImageStatus(ctx, c.Image)
+	kl.metrics.op("image_status", err)
+	present := err == nil && img != nil
+	if present && policy != v1.PullAlways {
+		return "", "", 0
+	}
+	if policy == v1.PullNever {
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+		kl.recorder.Event(pod, v1.EventTypeWarning, reasonErrImageNeverPull, msg)
+		return reasonErrImageNeverPull, msg, kl.cfg.SyncPeriod
+	}
+	key := string(pod.UID) + "/" + c.Image
+	if in, left := kl.pullBackoff.InBackOffSinceUpdate(key); in {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		kl.recorder.Event(pod, v1.EventTypeNormal, "BackOff", msg)
+		return reasonImagePullBackOff, msg, left
+	}
+	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	begin := kl.clock.Now()
+	_, err = kl.runtime.PullImage(ctx, c.Image, sandboxCfg)
+	kl.metrics.op("pull_image", err)
+	if err != nil {
+		kl.pullBackoff.Next(key, kl.clock.Now())
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
+		return reasonErrImagePull, fmt.Sprintf("failed to pull image %q: %v", c.Image, err), kl.pullBackoff.Delay(key)
+	}
+	kl.pullBackoff.Forget(key)
+	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, kl.clock.Since(begin).Round(time.Millisecond))
+	return "", "", 0
+}
+
+func defaultPullPolicy(image string) v1.PullPolicy {
+	tag := ""
+	for i := len(image) - 1; i >= 0; i-- {
+		if image[i] == ':' {
+			tag = image[i+1:]
+			break
+		}
+		if image[i] == '/' || image[i] == '@' {
+			if image[i] == '@' {
+				return v1.PullIfNotPresent
+			}
+			break
+		}
+	}
+	if tag == "" || tag == "latest" {
+		return v1.PullAlways
+	}
+	return v1.PullIfNotPresent
+}
+
+func (kl *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) error {
+	cfg := kl.sandboxConfig(pod, attempt)
+	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	_, err := kl.runtime.RunPodSandbox(ctx, cfg)
+	kl.metrics.op("run_podsandbox", err)
+	return err
+}
+
+func (kl *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, attempt uint32, sandboxID string,
+	sandboxCfg *runtimeapi.PodSandboxConfig, podIP string, mounts volume.Mounted) error {
+	cfg, err := kl.containerConfig(ctx, pod, c, attempt, podIP, mounts)
+	if err != nil {
+		return &containerError{reasonCreateConfigError, err}
+	}
+	if err := os.MkdirAll(filepath.Join(sandboxCfg.LogDirectory, c.Name), 0o755); err != nil {
+		return &containerError{reasonCreateContainerErr, err}
+	}
+	id, err := kl.runtime.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
+	kl.metrics.op("create_container", err)
+	if err != nil {
+		return &containerError{reasonCreateContainerErr, err}
+	}
+	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
+	err = kl.runtime.StartContainer(ctx, id)
+	kl.metrics.op("start_container", err)
+	if err != nil {
+		return &containerError{reasonRunContainerError, err}
+	}
+	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		if msg, err := kl.runHook(ctx, pod, c, id, podIP, c.Lifecycle.PostStart, 30*time.Second); err != nil {
+			kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed: %s", msg)
+			_ = kl.runtime.StopContainer(ctx, id, gracePeriod(pod))
+		}
+	}
+	return nil
+}
+
+// runHook runs a lifecycle handler (exec or httpGet) against a container.
+func (kl *Kubelet) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, id, podIP string, h *v1.LifecycleHandler, timeout time.Duration) (string, error) {
+	probe := &v1.Probe{}
+	switch {
+	case h.Exec != nil:
+		probe.Exec = h.Exec
+	case h.HTTPGet != nil:
+		probe.HTTPGet = h.HTTPGet
+	case h.TCPSocket != nil:
+		probe.TCPSocket = h.TCPSocket
+	case h.Sleep != nil:
+		select {
+		case <-ctx.Done():
+		case <-kl.clock.After(time.Duration(h.Sleep.Seconds) * time.Second):
+		}
+		return "", nil
+	default:
+		return "", nil
+	}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, msg := prober.NewNetRunner(kl.runtime).Run(hctx, prober.Target{Pod: pod, Container: c, ContainerID: id, PodIP: podIP}, probe)
+	if r != prober.Success {
+		return msg, fmt.Errorf("hook failed: %s", msg)
+	}
+	return "", nil
+}
+
+// stopContainer runs preStop and stops the container with grace seconds.
+func (kl *Kubelet) stopContainer(ctx context.Context, pod *v1.Pod, c *runtimeapi.ContainerStatus, grace int64, why string) error {
+	name := c.Metadata.GetName()
+	if pod != nil {
+		if why == "" {
+			why = "Stopping container " + name
+		}
+		kl.recorder.Eventf(pod, v1.EventTypeNormal, "Killing", "%s", why)
+		if spec := findContainer(pod, name); spec != nil && spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil && grace > 0 {
+			begin := kl.clock.Now()
+			if msg, err := kl.runHook(ctx, pod, spec, c.Id, pod.Status.PodIP, spec.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
+				kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed: %s", msg)
+			}
+			grace -= int64(kl.clock.Since(begin).Seconds())
+			if grace < 2 {
+				grace = 2
+			}
+		}
+	}
+	err := kl.runtime.StopContainer(ctx, c.Id, grace)
+	kl.metrics.op("stop_container", err)
+	return err
+}
+
+func findContainer(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+// pruneDeadContainers keeps, per container name, the newest instance and
+// the one before it (for `logs --previous`), removing older dead ones.
+func (kl *Kubelet) pruneDeadContainers(ctx context.Context, rp *runtimePod) {
+	seen := map[string]int{}
+	for _, c := range rp.Containers {
+		name := c.Metadata.GetName()
+		seen[name]++
+		if seen[name] > 2 && c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			err := kl.runtime.RemoveContainer(ctx, c.Id)
+			kl.metrics.op("remove_container", err)
+		}
+	}
+}
+
+func gracePeriod(pod *v1.Pod) int64 {
+	if pod.DeletionGracePeriodSeconds != nil {
+		return *pod.DeletionGracePeriodSeconds
+	}
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return defaultGracePeriodSeconds
+}
+
+// killPod stops every container (in parallel, each with grace seconds) and
+// every sandbox of the pod. pod may be nil for an orphan.
+func (kl *Kubelet) killPod(ctx context.Context, pod *v1.Pod, rp *runtimePod, grace int64) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(rp.Containers))
+	for _, c := range rp.running() {
+		wg.Add(1)
+		go func(c *runtimeapi.ContainerStatus) {
+			defer wg.Done()
+			if err := kl.stopContainer(ctx, pod, c, grace, ""); err != nil {
+				errs <- err
+			}
+		}(c)
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return kl.removeSandboxes(ctx, rp)
+}
+
+func (kl *Kubelet) stopSandboxes(ctx context.Context, rp *runtimePod) error {
+	for _, s := range rp.Sandboxes {
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			err := kl.runtime.StopPodSandbox(ctx, s.Id)
+			kl.metrics.op("stop_podsandbox", err)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (kl *Kubelet) removeSandboxes(ctx context.Context, rp *runtimePod) error {
+	if err := kl.stopSandboxes(ctx, rp); err != nil {
+		return err
+	}
+	for _, s := range rp.Sandboxes {
+		err := kl.runtime.RemovePodSandbox(ctx, s.Id)
+		kl.metrics.op("remove_podsandbox", err)
+		if err != nil {
+			return err
+		}
+	}
+	// Containers whose sandbox is already gone.
+	for _, c := range rp.Containers {
+		_ = kl.runtime.RemoveContainer(ctx, c.Id)
+	}
+	return nil
+}
+
+func (kl *Kubelet) cleanupPodFiles(uid types.UID, rp *runtimePod) error {
+	if err := kl.volumes.TearDown(uid); err != nil {
+		return err
+	}
+	for _, s := range rp.Sandboxes {
+		if s.Metadata != nil {
+			_ = os.RemoveAll(kl.podLogDir(s.Metadata.Namespace, s.Metadata.Name, uid))
+		}
+	}
+	kl.removePodCgroups(uid)
+	return nil
+}
+
+// terminatePod carries out a graceful deletion: stop the containers within
+// the grace period, remove the sandbox and volumes, then delete the pod
+// object for good (grace 0, only if it is still the same pod).
+func (kl *Kubelet) terminatePod(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) (time.Duration, bool) {
+	grace := gracePeriod(pod)
+	if err := kl.killPod(ctx, pod, rp, grace); err != nil {
+		slog.Warn("kill pod", "pod", podKey(pod), "err", err)
+		return time.Second, false
+	}
+	kl.probes.RemovePod(pod.UID)
+	if err := kl.cleanupPodFiles(pod.UID, rp); err != nil {
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedUnmount", "Unmount volumes: %v", err)
+		return time.Second, false
+	}
+	zero := int64(0)
+	uid := pod.UID
+	err := kl.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero,
+		Preconditions:      &metav1.Preconditions{UID: &uid},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		slog.Warn("final delete of pod", "pod", podKey(pod), "err", err)
+		return time.Second, false
+	}
+	kl.forget(pod.UID)
+	_ = st
+	return 0, true
+}
+
+func podKey(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+func minDuration(a, b time.Duration) time.Duration {
+	if b > 0 && (a <= 0 || b < a) {
+		return b
+	}
+	return a
+}
