@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"fmt"
+	"net"
 	"path"
 	"reflect"
 	"strings"
@@ -58,9 +60,8 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		string(corev1.RestartPolicyAlways), string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever))...)
 	errs = append(errs, enum(string(spec.DNSPolicy), fldPath.Child("dnsPolicy"),
 		string(corev1.DNSClusterFirstWithHostNet), string(corev1.DNSClusterFirst), string(corev1.DNSDefault), string(corev1.DNSNone))...)
-	if spec.DNSPolicy == corev1.DNSNone && spec.DNSConfig == nil {
-		errs = append(errs, field.Required(fldPath.Child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` is None"))
-	}
+	errs = append(errs, dnsConfig(spec.DNSConfig, spec.DNSPolicy, fldPath.Child("dnsConfig"))...)
+	errs = append(errs, hostPortConflicts(spec, fldPath)...)
 	if spec.NodeName != "" {
 		errs = append(errs, messages(fldPath.Child("nodeName"), spec.NodeName, validation.IsDNS1123Subdomain(spec.NodeName))...)
 	}
@@ -88,6 +89,63 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	errs = append(errs, ResourceRequirements(spec.Resources, fldPath.Child("resources"))...)
 	errs = append(errs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 	errs = append(errs, Tolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
+	return errs
+}
+
+// maxDNSNameservers is what the resolver (glibc) uses at most.
+const maxDNSNameservers = 3
+
+func dnsConfig(cfg *corev1.PodDNSConfig, policy corev1.DNSPolicy, fldPath *field.Path) field.ErrorList {
+	if policy == corev1.DNSNone {
+		if cfg == nil {
+			return field.ErrorList{field.Required(fldPath, "must provide `dnsConfig` when `dnsPolicy` is None")}
+		}
+		if len(cfg.Nameservers) == 0 {
+			return field.ErrorList{field.Required(fldPath.Child("nameservers"), "must provide at least one DNS nameserver when `dnsPolicy` is None")}
+		}
+	}
+	if cfg == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if len(cfg.Nameservers) > maxDNSNameservers {
+		errs = append(errs, field.Invalid(fldPath.Child("nameservers"), cfg.Nameservers,
+			fmt.Sprintf("must not have more than %v nameservers", maxDNSNameservers)))
+	}
+	for i, ns := range cfg.Nameservers {
+		if net.ParseIP(ns) == nil {
+			errs = append(errs, field.Invalid(fldPath.Child("nameservers").Index(i), ns, "must be a valid IP address"))
+		}
+	}
+	for i, o := range cfg.Options {
+		if o.Name == "" {
+			errs = append(errs, field.Required(fldPath.Child("options").Index(i), "Option.Name must not be empty"))
+		}
+	}
+	return errs
+}
+
+// hostPortConflicts: two containers of one pod cannot bind the same host
+// port, protocol and address.
+func hostPortConflicts(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	check := func(containers []corev1.Container, p *field.Path) {
+		for ci, c := range containers {
+			for pi, port := range c.Ports {
+				if port.HostPort == 0 {
+					continue
+				}
+				key := fmt.Sprintf("%s/%s/%d", port.Protocol, port.HostIP, port.HostPort)
+				if seen.Has(key) {
+					errs = append(errs, field.Duplicate(p.Index(ci).Child("ports").Index(pi).Child("hostPort"), key))
+				}
+				seen.Insert(key)
+			}
+		}
+	}
+	check(spec.InitContainers, fldPath.Child("initContainers"))
+	check(spec.Containers, fldPath.Child("containers"))
 	return errs
 }
 

@@ -106,6 +106,18 @@ func TestPodSpec(t *testing.T) {
 		}, []string{"spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type"}},
 		{"probe without handler", func(s *corev1.PodSpec) { s.Containers[0].LivenessProbe.ProbeHandler = corev1.ProbeHandler{} },
 			[]string{"spec.containers[0].livenessProbe: Required value: must specify a handler type"}},
+		{"host port used twice", func(s *corev1.PodSpec) {
+			s.Containers[0].Ports[0].HostPort = 8080
+			c := s.Containers[0]
+			c.Name, c.LivenessProbe = "second", nil
+			s.Containers = append(s.Containers, c)
+		}, []string{`spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"`}},
+		{"dns none without nameservers", func(s *corev1.PodSpec) {
+			s.DNSPolicy = corev1.DNSNone
+			s.DNSConfig = &corev1.PodDNSConfig{}
+		}, []string{"spec.dnsConfig.nameservers: Required value"}},
+		{"bad nameserver", func(s *corev1.PodSpec) { s.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"1.2.3"}} },
+			[]string{`spec.dnsConfig.nameservers[0]: Invalid value: "1.2.3"`}},
 		{"node name", func(s *corev1.PodSpec) { s.NodeName = "Node_1" },
 			[]string{`spec.nodeName: Invalid value: "Node_1"`}},
 	}
