@@ -137,6 +137,9 @@ func TestPrepareForCreate(t *testing.T) {
 	if p.Spec.Priority == nil || *p.Spec.Priority != 0 {
 		t.Errorf("priority = %v, want 0", p.Spec.Priority)
 	}
+	if p.Spec.PreemptionPolicy == nil || *p.Spec.PreemptionPolicy != corev1.PreemptLowerPriority {
+		t.Errorf("preemptionPolicy = %v, want PreemptLowerPriority", p.Spec.PreemptionPolicy)
+	}
 }
 
 func TestQOSClass(t *testing.T) {
@@ -193,7 +196,7 @@ func TestValidateUpdate(t *testing.T) {
 		want   string // prefix of the only error; "" for none
 	}{
 		{"image", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:1.28" }, ""},
-		{"replacement without priority", func(p *corev1.Pod) { p.Spec.Priority = nil }, ""},
+		{"replacement without priority", func(p *corev1.Pod) { p.Spec.Priority, p.Spec.PreemptionPolicy = nil, nil }, ""},
 		{"priority changed", func(p *corev1.Pod) { p.Spec.Priority = ptr(int32(5)) },
 			"spec: Forbidden: pod updates may not change fields other than"},
 		{"add toleration", func(p *corev1.Pod) {

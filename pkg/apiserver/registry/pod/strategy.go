@@ -36,10 +36,17 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	pod.Generation = 1
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(pod)}
 	// Priority comes from the pod's PriorityClass through admission, which
-	// has run by now; a pod without one has priority 0.
-	if pod.Spec.Priority == nil && pod.Spec.PriorityClassName == "" {
-		var zero int32
-		pod.Spec.Priority = &zero
+	// has run by now; a pod without one has priority 0 and, as upstream's
+	// priority admission gives it, may preempt lower priorities.
+	if pod.Spec.PriorityClassName == "" {
+		if pod.Spec.Priority == nil {
+			var zero int32
+			pod.Spec.Priority = &zero
+		}
+		if pod.Spec.PreemptionPolicy == nil {
+			p := corev1.PreemptLowerPriority
+			pod.Spec.PreemptionPolicy = &p
+		}
 	}
 	if len(pod.Spec.SchedulingGates) > 0 {
 		pod.Status.Conditions = []corev1.PodCondition{{
@@ -66,11 +73,16 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 		return
 	}
 	pod.Status = oldPod.Status
-	// Priority is resolved once, at creation; a replacement manifest that
-	// leaves it out means "unchanged", not "changed to nothing".
+	// Priority and preemption policy are resolved once, at creation; a
+	// replacement manifest that leaves them out means "unchanged", not
+	// "changed to nothing".
 	if pod.Spec.Priority == nil && oldPod.Spec.Priority != nil {
 		p := *oldPod.Spec.Priority
 		pod.Spec.Priority = &p
+	}
+	if pod.Spec.PreemptionPolicy == nil && oldPod.Spec.PreemptionPolicy != nil {
+		p := *oldPod.Spec.PreemptionPolicy
+		pod.Spec.PreemptionPolicy = &p
 	}
 	pod.Generation = oldPod.Generation
 	if !apiequality.Semantic.DeepEqual(pod.Spec, oldPod.Spec) {
