@@ -2,10 +2,18 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 )
 
 func TestDeploymentReachesAvailable(t *testing.T) {
@@ -38,5 +46,169 @@ func TestDeploymentReachesAvailable(t *testing.T) {
 	_, live, ready := c.pods("web")
 	if len(live) != 5 || len(ready) != 5 {
 		t.Errorf("%d live, %d ready pods, want 5 and 5", len(live), len(ready))
+	}
+}
+
+// TestRollingUpdateBoundsAndUndo rolls a new image out while watching every
+// pod change, then rolls back the way `kubectl rollout undo` does.
+func TestRollingUpdateBoundsAndUndo(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	d := newDeployment("web", 5, "busybox:1")
+	d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	if _, err := c.client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAvailable("web", 5)
+
+	violations := c.watchBounds("web", 6, 4)
+	setImage := func(image string) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d := c.deployment("web")
+			d.Spec.Template.Spec.Containers[0].Image = image
+			_, err := c.client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setImage("busybox:2")
+	c.waitAvailable("web", 5)
+	c.waitImage("web", "busybox:2")
+	if v := violations(); len(v) > 0 {
+		t.Fatalf("rollout left the bounds: %v", v)
+	}
+	if got := c.deployment("web").Annotations["deployment.kubernetes.io/revision"]; got != "2" {
+		t.Errorf("revision %q after the update, want 2", got)
+	}
+
+	// kubectl rollout undo: copy revision 1's template back.
+	rss, err := c.client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rev1 *appsv1.ReplicaSet
+	for i := range rss.Items {
+		if rss.Items[i].Annotations["deployment.kubernetes.io/revision"] == "1" {
+			rev1 = &rss.Items[i]
+		}
+	}
+	if rev1 == nil {
+		t.Fatalf("no ReplicaSet with revision 1 among %d", len(rss.Items))
+	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := c.deployment("web")
+		d.Spec.Template = *rev1.Spec.Template.DeepCopy()
+		delete(d.Spec.Template.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+		_, err := c.client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.waitAvailable("web", 5)
+	c.waitImage("web", "busybox:1")
+	if v := violations(); len(v) > 0 {
+		t.Fatalf("undo left the bounds: %v", v)
+	}
+	if got := c.deployment("web").Annotations["deployment.kubernetes.io/revision"]; got != "3" {
+		t.Errorf("revision %q after undo, want 3", got)
+	}
+	back, err := c.client.AppsV1().ReplicaSets(ns).Get(ctx, rev1.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Annotations["deployment.kubernetes.io/revision"]; got != "3" || *back.Spec.Replicas != 5 {
+		t.Errorf("old ReplicaSet back with revision %q and %d replicas, want 3 and 5", got, *back.Spec.Replicas)
+	}
+}
+
+func TestKilledPodIsReplaced(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	if _, err := c.client.AppsV1().Deployments(ns).Create(ctx, newDeployment("web", 3, "busybox:1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAvailable("web", 3)
+	_, live, _ := c.pods("web")
+	victim := live[0]
+	if err := c.client.CoreV1().Pods(ns).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a replacement pod", func() (bool, error) {
+		_, live, ready := c.pods("web")
+		if len(live) != 3 || len(ready) != 3 {
+			return false, nil
+		}
+		for _, p := range live {
+			if p.UID == victim.UID {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// waitImage waits until every live pod runs image.
+func (c *cluster) waitImage(app, image string) {
+	c.t.Helper()
+	waitFor(c.t, "pods running "+image, func() (bool, error) {
+		all, _, _ := c.pods(app)
+		for _, p := range all {
+			if p.Spec.Containers[0].Image != image {
+				return false, nil
+			}
+		}
+		return len(all) > 0, nil
+	})
+}
+
+// watchBounds checks after every pod change that at most maxLive pods are
+// live and at least minReady ready; it returns a func reporting violations.
+func (c *cluster) watchBounds(app string, maxLive, minReady int) func() []string {
+	f := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=" + app }))
+	inf := f.Core().V1().Pods().Informer()
+	var mu sync.Mutex
+	var violations []string
+	check := func(any) {
+		live, ready := 0, 0
+		for _, obj := range inf.GetStore().List() {
+			p := obj.(*v1.Pod)
+			if p.DeletionTimestamp != nil || p.Status.Phase == v1.PodFailed || p.Status.Phase == v1.PodSucceeded {
+				continue
+			}
+			live++
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == v1.PodReady && cond.Status == v1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if live > maxLive || ready < minReady {
+			violations = append(violations, fmt.Sprintf("live=%d ready=%d", live, ready))
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    check,
+		UpdateFunc: func(_, obj any) { check(obj) },
+		DeleteFunc: check,
+	})
+	stop := make(chan struct{})
+	f.Start(stop)
+	c.t.Cleanup(func() { close(stop); f.Shutdown() })
+	if !cache.WaitForCacheSync(stop, inf.HasSynced) {
+		c.t.Fatal("pod informer did not sync")
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), violations...)
 	}
 }
