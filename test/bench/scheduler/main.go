@@ -63,6 +63,7 @@ func main() {
 	scenarios := flag.String("scenarios", "1000:1000,1000:5000,5000:5000", "comma-separated nodes:pods runs, each on a fresh apiserver")
 	workers := flag.Int("create-workers", 32, "concurrent creates while setting up")
 	bindConcurrency := flag.Int("bind-concurrency", 0, "bindings in flight (0: the scheduler's default)")
+	protobuf := flag.Bool("protobuf", true, "talk protobuf to the apiserver, as the scheduler command does")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the scheduler side) to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -100,7 +101,7 @@ func main() {
 	fmt.Printf("scheduler throughput, %s, GOMAXPROCS=%d\n", mode, runtime.GOMAXPROCS(0))
 	fmt.Printf("%-7s %-7s %-12s %-14s %-14s\n", "nodes", "pods", "bound", "pods/s", "incl. sync")
 	for _, sc := range runs {
-		r, err := run(sc, *binary, *workers, *bindConcurrency)
+		r, err := run(sc, *binary, *workers, *bindConcurrency, *protobuf)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%d nodes, %d pods: %v\n", sc.nodes, sc.pods, err)
 			pprof.StopCPUProfile()
@@ -118,7 +119,7 @@ type result struct {
 	scheduling, total time.Duration
 }
 
-func run(sc scenario, binary string, workers, bindConcurrency int) (result, error) {
+func run(sc scenario, binary string, workers, bindConcurrency int, protobuf bool) (result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg, stop, err := startAPIServer(ctx, binary)
@@ -127,6 +128,10 @@ func run(sc scenario, binary string, workers, bindConcurrency int) (result, erro
 	}
 	defer stop()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side throttling: measure the server and the scheduler
+	if protobuf {
+		cfg.ContentType = scheduler.ProtobufContentType
+		cfg.AcceptContentTypes = scheduler.ProtobufContentType + ",application/json"
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return result{}, err

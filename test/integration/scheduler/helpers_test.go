@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/pkg/scheduler"
 	"github.com/kube-lite/kube-lite/test/integration/framework"
@@ -21,9 +22,26 @@ const ns = "default"
 // start runs an apiserver and a scheduler on it for the test.
 func start(t *testing.T) kubernetes.Interface {
 	t.Helper()
+	c, run := startAPIServer(t)
+	run()
+	return c
+}
+
+// startAPIServer runs an apiserver; the returned func starts the scheduler
+// (tests that need objects in place before the scheduler's first look
+// create them in between).
+func startAPIServer(t *testing.T) (kubernetes.Interface, func()) {
+	t.Helper()
 	srv := framework.StartAPIServer(t)
-	runScheduler(t, srv.Client)
-	return srv.Client
+	// The scheduler talks protobuf, as the command does.
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.ContentType = scheduler.ProtobufContentType
+	cfg.AcceptContentTypes = scheduler.ProtobufContentType + ",application/json"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.Client, func() { runScheduler(t, client) }
 }
 
 func runScheduler(t *testing.T, client kubernetes.Interface) {

@@ -157,11 +157,14 @@ func TestPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := start(t)
+			c, runScheduler := startAPIServer(t)
 			tt.nodes(t, c)
+			// Bound pods exist before the scheduler lists them, so that its
+			// first decision sees them (as it would after any resync).
 			for _, p := range tt.existing {
 				createPod(t, c, p)
 			}
+			runScheduler()
 			placed := map[string]string{}
 			// One at a time, so that each placement sees the previous ones.
 			for _, p := range tt.pods {
