@@ -119,6 +119,9 @@ func (s *store) List(ctx context.Context, prefix string, opts storage.ListOption
 	}
 
 	filter := !opts.Predicate.Empty()
+	if filter && opts.Predicate.GetAttrs == nil {
+		return errors.New("etcd3: list: a selector needs GetAttrs")
+	}
 	limit := opts.Limit
 	if limit < 0 {
 		limit = 0

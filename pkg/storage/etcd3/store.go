@@ -46,6 +46,19 @@ func WithBookmarkInterval(d time.Duration) Option {
 // WithClock replaces the clock that paces bookmarks (for tests).
 func WithClock(c clock.WithTicker) Option { return func(s *store) { s.clock = c } }
 
+// SharedBookmarks returns an Option for every store of one client: their
+// watches then share one progress request per interval instead of one per
+// store. (All watches of a client share one etcd watch stream, and etcd
+// answers a progress request on a stream to all of its watches.) It
+// overrides WithBookmarkInterval and WithClock for bookmarks.
+func SharedBookmarks(client *clientv3.Client, interval time.Duration) Option {
+	if interval <= 0 {
+		interval = DefaultBookmarkInterval
+	}
+	p := newProgressRequester(client, clock.RealClock{}, interval)
+	return func(s *store) { s.progress = p }
+}
+
 // New returns a storage.Interface keeping objects under prefix in etcd.
 // Keys given to its methods are appended to prefix ("/registry" + "/pods/ns/name").
 // codec encodes objects for storage and decodes them (NewStorageCodec builds
@@ -63,7 +76,9 @@ func New(client *clientv3.Client, codec runtime.Codec, prefix string, newFunc fu
 	for _, o := range opts {
 		o(s)
 	}
-	s.progress = newProgressRequester(client, s.clock, s.bookmarkInterval)
+	if s.progress == nil {
+		s.progress = newProgressRequester(client, s.clock, s.bookmarkInterval)
+	}
 	return s
 }
 

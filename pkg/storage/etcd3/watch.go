@@ -39,6 +39,9 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		}
 		fromRev = rv
 	}
+	if !opts.Predicate.Empty() && opts.Predicate.GetAttrs == nil {
+		return nil, errors.New("etcd3: watch: a selector needs GetAttrs")
+	}
 	k := s.fullKey(key)
 	if opts.Recursive {
 		k = s.dirKey(key)

@@ -344,10 +344,29 @@ func TestCompactedHistoryIsGone(t *testing.T) {
 	}
 }
 
-func TestWatchBookmarks(t *testing.T) { bothClients(t, testWatchBookmarks) }
+func TestWatchBookmarks(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			bothClients(t, func(t *testing.T, c *clientv3.Client) {
+				opt := WithBookmarkInterval(50 * time.Millisecond)
+				if !shared {
+					testWatchBookmarks(t, newConfigMapStore(t, c, opt))
+					return
+				}
+				// Two stores, one requester: a watch on each gets bookmarks.
+				opt = SharedBookmarks(c, 50*time.Millisecond)
+				other := newConfigMapStore(t, c, opt)
+				ow := startWatch(t, other, "/configmaps", storage.ListOptions{Recursive: true, AllowWatchBookmarks: true})
+				testWatchBookmarks(t, newConfigMapStore(t, c, opt))
+				if ev := nextEvent(t, ow); ev.Type != watch.Bookmark {
+					t.Errorf("watch on the other store got %s, want BOOKMARK", ev.Type)
+				}
+			})
+		})
+	}
+}
 
-func testWatchBookmarks(t *testing.T, c *clientv3.Client) {
-	s := newConfigMapStore(t, c, WithBookmarkInterval(50*time.Millisecond))
+func testWatchBookmarks(t *testing.T, s storage.Interface) {
 	start := mustCreate(t, s, configMap("ns", "start", nil, nil))
 	opts := storage.ListOptions{ResourceVersion: start.ResourceVersion, Recursive: true}
 	plain := startWatch(t, s, "/configmaps", opts)
