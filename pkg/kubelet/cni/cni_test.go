@@ -76,8 +76,11 @@ func TestWriteValidatesPluginsAndWritesOnce(t *testing.T) {
 
 type fakeTable struct{ routes map[string]string }
 
-func (f *fakeTable) Replace(_ context.Context, r Route) error { f.routes[r.Dst] = r.Gateway; return nil }
-func (f *fakeTable) Delete(_ context.Context, r Route) error  { delete(f.routes, r.Dst); return nil }
+func (f *fakeTable) Replace(_ context.Context, r Route) error {
+	f.routes[r.Dst] = r.Gateway
+	return nil
+}
+func (f *fakeTable) Delete(_ context.Context, r Route) error { delete(f.routes, r.Dst); return nil }
 
 func TestRoutesFollowOtherNodes(t *testing.T) {
 	table := &fakeTable{routes: map[string]string{}}

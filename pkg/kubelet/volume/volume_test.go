@@ -31,9 +31,12 @@ func (f *fakeSource) GetSecret(_ context.Context, _, name string) (*v1.Secret, e
 
 type fakeMounter struct{ mounted map[string]int64 }
 
-func (f *fakeMounter) MountTmpfs(target string, size int64) error { f.mounted[target] = size; return nil }
-func (f *fakeMounter) Unmount(target string) error                { delete(f.mounted, target); return nil }
-func (f *fakeMounter) IsMountPoint(p string) (bool, error)        { _, ok := f.mounted[p]; return ok, nil }
+func (f *fakeMounter) MountTmpfs(target string, size int64) error {
+	f.mounted[target] = size
+	return nil
+}
+func (f *fakeMounter) Unmount(target string) error         { delete(f.mounted, target); return nil }
+func (f *fakeMounter) IsMountPoint(p string) (bool, error) { _, ok := f.mounted[p]; return ok, nil }
 
 func read(t *testing.T, path string) string {
 	t.Helper()
