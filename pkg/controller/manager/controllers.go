@@ -11,6 +11,8 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/controller/deployment"
 	"github.com/kube-lite/kube-lite/pkg/controller/garbagecollector"
+	"github.com/kube-lite/kube-lite/pkg/controller/namespace"
+	"github.com/kube-lite/kube-lite/pkg/controller/nodeipam"
 	"github.com/kube-lite/kube-lite/pkg/controller/replicaset"
 )
 
@@ -21,8 +23,8 @@ func initializers() map[string]initFunc {
 		"job":              notYet,
 		"garbagecollector": startGarbageCollector,
 		"nodelifecycle":    notYet,
-		"nodeipam":         notYet,
-		"namespace":        notYet,
+		"nodeipam":         startNodeIPAM,
+		"namespace":        startNamespace,
 	}
 }
 
@@ -53,4 +55,28 @@ func startGarbageCollector(_ context.Context, cc *controllerContext) (runFunc, e
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 	c := garbagecollector.New(dyn, disc, mapper, mapper.Reset, cc.metrics)
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentGCSyncs) }, nil
+}
+
+func startNamespace(_ context.Context, cc *controllerContext) (runFunc, error) {
+	dyn, err := dynamic.NewForConfig(cc.config)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cc.config)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	c := namespace.New(cc.client, dyn, disc, cc.informers.Core().V1().Namespaces(), cc.metrics)
+	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentNamespaceSyncs) }, nil
+}
+
+func startNodeIPAM(_ context.Context, cc *controllerContext) (runFunc, error) {
+	if !cc.opts.AllocateNodeCIDRs {
+		return nil, nil
+	}
+	c, err := nodeipam.New(cc.client, cc.informers.Core().V1().Nodes(), cc.opts.ClusterCIDR, cc.opts.NodeCIDRMaskSize, cc.metrics)
+	if err != nil {
+		return nil, err
+	}
+	return c.Run, nil
 }
