@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
@@ -12,11 +11,13 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/event"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/job"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/lease"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/limitrange"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/mutatingwebhookconfiguration"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/namespace"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/node"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/replicaset"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/resourcequota"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/role"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/rolebinding"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/secret"
@@ -27,15 +28,9 @@ import (
 
 // Resources lists every resource the server serves, in discovery order.
 func Resources(c clock.PassiveClock) []*registry.Resource {
-	pods := pod.Resource(c)
-	pods.Deletion = pod.Deletion{}
-	namespaces := namespace.Resource(c)
-	namespaces.Deletion = namespace.Deletion{}
-	namespaces.Finalize = namespace.FinalizeStrategy()
-	namespaces.ValidateName = apivalidation.ValidateNamespaceName
 	return []*registry.Resource{
-		pods,
-		namespaces,
+		pod.Resource(c),
+		namespace.Resource(c),
 		node.Resource(c),
 		event.Resource(c),
 		configmap.Resource(c),
@@ -45,6 +40,8 @@ func Resources(c clock.PassiveClock) []*registry.Resource {
 		deployment.Resource(c),
 		replicaset.Resource(c),
 		job.Resource(c),
+		resourcequota.Resource(c),
+		limitrange.Resource(c),
 		lease.Resource(c),
 		role.Resource(c),
 		rolebinding.Resource(c),
