@@ -1,0 +1,144 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestDeletePropagation deletes a Deployment with each policy and checks
+// that what remains is what upstream leaves.
+func TestDeletePropagation(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	tests := []struct {
+		policy     metav1.DeletionPropagation
+		wantOrphan bool // ReplicaSet and pods stay, without an owner
+	}{
+		{policy: metav1.DeletePropagationBackground},
+		{policy: metav1.DeletePropagationForeground},
+		{policy: metav1.DeletePropagationOrphan, wantOrphan: true},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			name := "web-" + lower(string(tt.policy))
+			if _, err := c.client.AppsV1().Deployments(ns).Create(ctx, newDeployment(name, 2, "busybox:1"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.waitAvailable(name, 2)
+			policy := tt.policy
+			if err := c.client.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.policy == metav1.DeletePropagationForeground {
+				// Foreground: the Deployment stays, marked, until its
+				// dependents are gone, so it is never seen without them.
+				d, err := c.client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+				if err == nil && d.DeletionTimestamp == nil {
+					t.Fatalf("foreground-deleted Deployment has no deletionTimestamp")
+				}
+			}
+			waitFor(t, "the deployment to go", func() (bool, error) {
+				_, err := c.client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return true, nil
+				}
+				return false, err
+			})
+			if tt.wantOrphan {
+				waitFor(t, "orphaned ReplicaSet and pods", func() (bool, error) {
+					rss, err := c.client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+					if err != nil || len(rss.Items) != 1 {
+						return false, err
+					}
+					if len(rss.Items[0].OwnerReferences) != 0 {
+						return false, nil
+					}
+					_, live, _ := c.pods(name)
+					return len(live) == 2, nil
+				})
+				return
+			}
+			waitFor(t, "ReplicaSets and pods deleted", func() (bool, error) {
+				rss, err := c.client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+				if err != nil {
+					return false, err
+				}
+				all, _, _ := c.pods(name)
+				return len(rss.Items) == 0 && len(all) == 0, nil
+			})
+		})
+	}
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if ch >= 'A' && ch <= 'Z' {
+			b[i] = ch + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func TestNamespaceDeletionEmptiesIt(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	if _, err := c.client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "doomed"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := newDeployment("web", 2, "busybox:1")
+	d.Namespace = "doomed"
+	if _, err := c.client.AppsV1().Deployments("doomed").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.client.CoreV1().ConfigMaps("doomed").Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the deployment's pods", func() (bool, error) {
+		pods, err := c.client.CoreV1().Pods("doomed").List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 2, err
+	})
+	if err := c.client.CoreV1().Namespaces().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the namespace to go", func() (bool, error) {
+		_, err := c.client.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	for what, n := range map[string]func() (int, error){
+		"pods": func() (int, error) {
+			l, err := c.client.CoreV1().Pods("doomed").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		},
+		"configmaps": func() (int, error) {
+			l, err := c.client.CoreV1().ConfigMaps("doomed").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		},
+		"replicasets": func() (int, error) {
+			l, err := c.client.AppsV1().ReplicaSets("doomed").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		},
+	} {
+		if got, err := n(); err != nil || got != 0 {
+			t.Errorf("%d %s left (err %v)", got, what, err)
+		}
+	}
+}
