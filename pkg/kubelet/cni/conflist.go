@@ -58,7 +58,6 @@ func Render(cfg Config) ([]byte, error) {
 		"isGateway":   true,
 		"ipMasq":      true,
 		"hairpinMode": true,
-		"promiscMode": true,
 		"ipam":        ipam,
 	}
 	if cfg.MTU > 0 {
@@ -106,7 +105,8 @@ func Write(ctx context.Context, cfg Config, binDir, confDir string) (string, err
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
 		return path, nil
 	}
-	tmp := path + ".tmp"
+	// A name without the .conflist extension, so containerd ignores it until the rename.
+	tmp := filepath.Join(confDir, ".kube-lite.tmp")
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return "", fmt.Errorf("write conflist: %w", err)
 	}
