@@ -293,11 +293,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		if st.Code() == framework.Error {
 			return "", st, st.Message()
 		}
-		counts := map[string]int{}
-		for _, r := range st.Reasons() {
-			counts[r] = len(nodes)
-		}
-		return "", st, fitErrorMessage(len(nodes), counts)
+		// As upstream: a PreFilter rejection applies to every node and is
+		// reported once, not per node.
+		return "", st, fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), st.Message())
 	}
 	feasible, st := s.findFeasible(ctx, state, pi, nodes)
 	if !st.IsSuccess() {

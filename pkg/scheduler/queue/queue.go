@@ -78,6 +78,8 @@ type PriorityQueue struct {
 	active        *keyedHeap
 	backoff       *keyedHeap
 	unschedulable map[string]*QueuedPodInfo
+	// gated pods have spec.schedulingGates; they wait for their removal.
+	gated map[string]*QueuedPodInfo
 	// inFlight holds popped pods; false marks one deleted while in flight,
 	// which must not come back to the queue.
 	inFlight map[string]bool
@@ -109,7 +111,7 @@ func New(o Options) *PriorityQueue {
 	q := &PriorityQueue{
 		clock: o.Clock, initialBackoff: o.InitialBackoff, maxBackoff: o.MaxBackoff,
 		maxInUnschedulable: o.MaxInUnschedulable, metrics: o.Metrics,
-		unschedulable: map[string]*QueuedPodInfo{}, inFlight: map[string]bool{},
+		unschedulable: map[string]*QueuedPodInfo{}, gated: map[string]*QueuedPodInfo{}, inFlight: map[string]bool{},
 		moveRequestCycle: -1,
 	}
 	q.cond.L = &q.mu
@@ -159,7 +161,7 @@ func (q *PriorityQueue) recordLocked() {
 	q.metrics.SetPending("active", q.active.Len())
 	q.metrics.SetPending("backoff", q.backoff.Len())
 	q.metrics.SetPending("unschedulable", len(q.unschedulable))
-	q.metrics.SetPending("gated", 0)
+	q.metrics.SetPending("gated", len(q.gated))
 }
 
 func (q *PriorityQueue) newInfo(pod *v1.Pod) *QueuedPodInfo {
@@ -177,6 +179,13 @@ func (q *PriorityQueue) Add(pod *v1.Pod) {
 	}
 	q.backoff.Delete(k)
 	delete(q.unschedulable, k)
+	if len(pod.Spec.SchedulingGates) > 0 {
+		q.active.Delete(k)
+		q.gated[k] = q.newInfo(pod)
+		q.recordLocked()
+		return
+	}
+	delete(q.gated, k)
 	q.active.AddOrUpdate(q.newInfo(pod))
 	q.recordLocked()
 	q.cond.Signal()
@@ -253,6 +262,20 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	if q.inFlight[k] {
 		return
 	}
+	if p, ok := q.gated[k]; ok {
+		if len(newPod.Spec.SchedulingGates) > 0 {
+			q.gated[k] = q.refresh(p, newPod)
+			return
+		}
+		// The last gate was removed: the pod's first attempt starts now.
+		delete(q.gated, k)
+		p = q.refresh(p, newPod)
+		p.Timestamp = q.clock.Now()
+		q.active.AddOrUpdate(p)
+		q.recordLocked()
+		q.cond.Signal()
+		return
+	}
 	if p, ok := q.active.Get(k); ok {
 		q.active.AddOrUpdate(q.refresh(p, newPod))
 		return
@@ -273,9 +296,13 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 		q.recordLocked()
 		return
 	}
-	q.active.AddOrUpdate(q.newInfo(newPod))
+	if len(newPod.Spec.SchedulingGates) > 0 {
+		q.gated[k] = q.newInfo(newPod)
+	} else {
+		q.active.AddOrUpdate(q.newInfo(newPod))
+		q.cond.Signal()
+	}
 	q.recordLocked()
-	q.cond.Signal()
 }
 
 func (q *PriorityQueue) refresh(p *QueuedPodInfo, pod *v1.Pod) *QueuedPodInfo {
@@ -296,6 +323,7 @@ func (q *PriorityQueue) Delete(pod *v1.Pod) {
 	q.active.Delete(k)
 	q.backoff.Delete(k)
 	delete(q.unschedulable, k)
+	delete(q.gated, k)
 	q.recordLocked()
 }
 
@@ -374,6 +402,13 @@ func (q *PriorityQueue) FlushUnschedulableLeftover() {
 		}
 	}
 	q.recordLocked()
+}
+
+// Gated returns the number of pods waiting for scheduling gates.
+func (q *PriorityQueue) Gated() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.gated)
 }
 
 // Lengths returns the sizes of active, backoff and unschedulable.

@@ -171,3 +171,22 @@ func TestCloseUnblocksPop(t *testing.T) {
 		t.Fatalf("Pop after Close = %v, want nil", p)
 	}
 }
+
+func TestSchedulingGates(t *testing.T) {
+	q := New(Options{Clock: clocktesting.NewFakeClock(time.Now())})
+	gated := Pod("p", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}} })
+	q.Add(gated)
+	if a, _, _ := q.Lengths(); a != 0 || q.Gated() != 1 {
+		t.Fatalf("gated pod is active (active %d, gated %d)", a, q.Gated())
+	}
+	q.MoveAllToActiveOrBackoffQueue(nil)
+	if a, _, _ := q.Lengths(); a != 0 {
+		t.Fatal("cluster event released a gated pod")
+	}
+	released := gated.DeepCopy()
+	released.Spec.SchedulingGates = nil
+	q.Update(gated, released)
+	if a, _, _ := q.Lengths(); a != 1 || q.Gated() != 0 {
+		t.Fatalf("after removing the gate: active %d, gated %d", a, q.Gated())
+	}
+}
