@@ -207,15 +207,25 @@ func lower(s string) string {
 	return string(b)
 }
 
-func helperFor(info *resource.Info, dry dryRun) *resource.Helper {
-	return resource.NewHelper(info.Client, info.Mapping).DryRun(dry == dryRunServer)
+// helperFor also asks the server for the same field validation as the
+// client did, so that --validate=ignore silences the server's warnings too.
+func (o *Options) helperFor(info *resource.Info, dry dryRun) *resource.Helper {
+	h := resource.NewHelper(info.Client, info.Mapping).DryRun(dry == dryRunServer)
+	switch mode, _ := validate.ParseDirective(o.Validate); mode {
+	case validate.Strict:
+		return h.WithFieldValidation(metav1.FieldValidationStrict)
+	case validate.Warn:
+		return h.WithFieldValidation(metav1.FieldValidationWarn)
+	default:
+		return h.WithFieldValidation(metav1.FieldValidationIgnore)
+	}
 }
 
 func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
 	if dry == dryRunClient {
 		return "created", nil
 	}
-	obj, err := helperFor(info, dry).Create(info.Namespace, true, info.Object)
+	obj, err := o.helperFor(info, dry).Create(info.Namespace, true, info.Object)
 	if err != nil {
 		return "", err
 	}
@@ -227,7 +237,7 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun)
 	if err != nil {
 		return "", err
 	}
-	h := helperFor(info, dry)
+	h := o.helperFor(info, dry)
 	current, err := h.Get(info.Namespace, info.Name)
 	if apierrors.IsNotFound(err) {
 		if err := setAnnotation(info.Object, string(modified)); err != nil {

@@ -1,0 +1,267 @@
+//go:build e2e
+
+package kubectllite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const deployV1 = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web, tier: frontend}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: busybox
+        env:
+        - {name: KEEP, value: "1"}
+        - {name: DROP, value: "2"}
+`
+
+// deployV2 drops the tier label and the DROP variable, and adds a label.
+const deployV2 = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web, track: stable}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: busybox
+        env:
+        - {name: KEEP, value: "1"}
+`
+
+func TestApplyCreatesThenIsIdempotentThenRemovesDroppedFields(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	f := writeFile(t, dir, "deploy.yaml", deployV1)
+
+	steps := []struct {
+		name, manifest, want string
+	}{
+		{"first apply creates", deployV1, "deployment.apps/web created\n"},
+		{"same file again is unchanged", deployV1, "deployment.apps/web unchanged\n"},
+		{"changed file configures", deployV2, "deployment.apps/web configured\n"},
+		{"changed file again is unchanged", deployV2, "deployment.apps/web unchanged\n"},
+	}
+	for _, s := range steps {
+		writeFile(t, dir, "deploy.yaml", s.manifest)
+		r := mustSucceed(t, "apply", "-n", ns, "-f", f)
+		if r.out != s.want {
+			t.Fatalf("%s: stdout %q, want %q", s.name, r.out, s.want)
+		}
+	}
+	d, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Labels["tier"]; ok {
+		t.Errorf("label tier removed from the file is still on the object: %v", d.Labels)
+	}
+	if d.Labels["track"] != "stable" || d.Labels["app"] != "web" {
+		t.Errorf("labels = %v, want app=web track=stable", d.Labels)
+	}
+	var names []string
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		names = append(names, e.Name)
+	}
+	if strings.Join(names, ",") != "KEEP" {
+		t.Errorf("env = %v, want only KEEP (DROP was removed from the file)", names)
+	}
+	if !strings.Contains(d.Annotations["kubectl.kubernetes.io/last-applied-configuration"], `"track":"stable"`) {
+		t.Errorf("last-applied annotation does not record the file: %q", d.Annotations["kubectl.kubernetes.io/last-applied-configuration"])
+	}
+}
+
+func TestApplyKeepsFieldsOthersSet(t *testing.T) {
+	ns := namespace(t)
+	f := writeFile(t, t.TempDir(), "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"1\"}\n")
+	mustSucceed(t, "apply", "-n", ns, "-f", f)
+	// Someone else adds a key; it is not in the last-applied configuration.
+	cm, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "c", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["other"] = "x"
+	if _, err := env.cs.CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, f[:strings.LastIndex(f, "/")], "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"2\"}\n")
+	if r := mustSucceed(t, "apply", "-n", ns, "-f", f); r.out != "configmap/c configured\n" {
+		t.Fatalf("stdout %q", r.out)
+	}
+	cm, err = env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "c", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["a"] != "2" || cm.Data["other"] != "x" {
+		t.Errorf("data = %v, want a=2 and other=x kept", cm.Data)
+	}
+}
+
+func TestApplySources(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	multi := writeFile(t, dir, "multi.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: m2}\n")
+	writeFile(t, dir, "tree/top.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: top}\n")
+	writeFile(t, dir, "tree/sub/deep.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"}}`)
+
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"multi-document file", []string{"-f", multi}, "", "configmap/m1 created\nconfigmap/m2 created\n"},
+		{"directory without -R", []string{"-f", dir + "/tree"}, "", "configmap/top created\n"},
+		{"directory with -R", []string{"-f", dir + "/tree", "-R"}, "", "configmap/deep created\nconfigmap/top unchanged\n"},
+		{"stdin", []string{"-f", "-"}, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: piped}\n", "configmap/piped created\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := kubectlWith(t, invocation{stdin: tt.stdin}, append([]string{"apply", "-n", ns}, tt.args...)...)
+			if r.code != 0 || r.out != tt.want {
+				t.Fatalf("got %s\nwant stdout %q", r, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyAndCreateDryRun(t *testing.T) {
+	ns := namespace(t)
+	f := writeFile(t, t.TempDir(), "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry}\n")
+	tests := []struct {
+		verb, mode, want string
+	}{
+		{"apply", "client", "configmap/dry created (dry run)\n"},
+		{"apply", "server", "configmap/dry created (server dry run)\n"},
+		{"create", "client", "configmap/dry created (dry run)\n"},
+		{"create", "server", "configmap/dry created (server dry run)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.verb+"-"+tt.mode, func(t *testing.T) {
+			r := mustSucceed(t, tt.verb, "-n", ns, "-f", f, "--dry-run="+tt.mode)
+			if r.out != tt.want {
+				t.Fatalf("stdout %q, want %q", r.out, tt.want)
+			}
+			if _, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("dry run left an object behind (get error %v)", err)
+			}
+		})
+	}
+}
+
+func TestCreate(t *testing.T) {
+	ns := namespace(t)
+	f := writeFile(t, t.TempDir(), "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: once}\n")
+	if r := mustSucceed(t, "create", "-n", ns, "-f", f); r.out != "configmap/once created\n" {
+		t.Fatalf("stdout %q", r.out)
+	}
+	r := kubectl(t, "create", "-n", ns, "-f", f)
+	want := `Error from server (AlreadyExists): error when creating "` + f + `": configmaps "once" already exists`
+	if r.code != 1 || strings.TrimSpace(r.err) != want {
+		t.Fatalf("second create: %s\nwant stderr %q", r, want)
+	}
+}
+
+// Each bad manifest gives one clear line on stderr, exit 1, and no object:
+// every document is checked before the first request is sent.
+func TestBadManifestsAreRejectedBeforeAnythingIsSent(t *testing.T) {
+	ns := namespace(t)
+	good := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n---\n"
+	tests := []struct {
+		name, manifest, wantErr string
+	}{
+		{"YAML syntax error", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: p\nspec: {}\n",
+			"error converting YAML to JSON: yaml: line"},
+		{"unknown field", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    imagePullPolicyy: Always\n",
+			`unknown field "spec.containers[0].imagePullPolicyy"`},
+		{"mistyped field", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: busybox, ports: [{containerPort: http}]}\n",
+			"spec.containers[0].ports[0].containerPort: expected integer, got string"},
+		{"unknown kind", good + "apiVersion: v1\nkind: Pood\nmetadata: {name: p}\n",
+			`no matches for kind "Pood" in version "v1"`},
+		{"unknown group", good + "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: p}\n",
+			`no matches for kind "Widget" in version "example.com/v1"`},
+		{"invalid name", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: Not_Valid}\nspec: {containers: [{name: c, image: busybox}]}\n",
+			`metadata.name: Invalid value: "Not_Valid"`},
+	}
+	for i, tt := range tests {
+		for _, verb := range []string{"apply", "create"} {
+			t.Run(tt.name+"/"+verb, func(t *testing.T) {
+				cmName := fmt.Sprintf("before-%d-%s", i, verb)
+				f := writeFile(t, t.TempDir(), "bad.yaml", fmt.Sprintf(tt.manifest, cmName))
+				r := kubectl(t, verb, "-n", ns, "-f", f)
+				if r.code != 1 {
+					t.Fatalf("exit code %d, want 1\n%s", r.code, r)
+				}
+				errLines := lines(r.err)
+				if len(errLines) != 1 || !strings.HasPrefix(errLines[0], "error: ") || !strings.Contains(errLines[0], tt.wantErr) {
+					t.Fatalf("stderr %q, want one line starting \"error: \" containing %q", r.err, tt.wantErr)
+				}
+				if r.out != "" {
+					t.Errorf("stdout %q, want nothing", r.out)
+				}
+				if _, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), cmName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					t.Errorf("the valid document before the bad one was sent (get error %v)", err)
+				}
+				if _, err := env.cs.CoreV1().Pods(ns).Get(context.Background(), "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					t.Errorf("the bad object exists (get error %v)", err)
+				}
+			})
+		}
+	}
+}
+
+func TestValidateModes(t *testing.T) {
+	ns := namespace(t)
+	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndataa: {x: y}\n"
+	tests := []struct {
+		mode     string
+		wantCode int
+		wantErr  string
+	}{
+		{"strict", 1, `unknown field "dataa"`},
+		{"warn", 0, `Warning: unknown field "dataa"`},
+		{"ignore", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			name := "v-" + tt.mode
+			f := writeFile(t, t.TempDir(), "cm.yaml", fmt.Sprintf(manifest, name))
+			r := kubectl(t, "apply", "-n", ns, "-f", f, "--validate="+tt.mode)
+			if r.code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tt.wantCode, r)
+			}
+			if tt.wantErr == "" && strings.Contains(r.err, "dataa") {
+				t.Errorf("--validate=ignore still reported: %q", r.err)
+			}
+			if tt.wantErr != "" && !strings.Contains(r.err, tt.wantErr) {
+				t.Errorf("stderr %q, want %q", r.err, tt.wantErr)
+			}
+			if tt.mode == "warn" && strings.Count(r.err, "unknown field") != 1 {
+				t.Errorf("the warning is printed %d times, want once: %q", strings.Count(r.err, "unknown field"), r.err)
+			}
+			_, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+			if created := err == nil; created != (tt.wantCode == 0) {
+				t.Errorf("object created = %v (get error %v), want %v", created, err, tt.wantCode == 0)
+			}
+		})
+	}
+}
