@@ -13,6 +13,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/controller/garbagecollector"
 	"github.com/kube-lite/kube-lite/pkg/controller/namespace"
 	"github.com/kube-lite/kube-lite/pkg/controller/nodeipam"
+	"github.com/kube-lite/kube-lite/pkg/controller/nodelifecycle"
 	"github.com/kube-lite/kube-lite/pkg/controller/replicaset"
 )
 
@@ -22,7 +23,7 @@ func initializers() map[string]initFunc {
 		"replicaset":       startReplicaSet,
 		"job":              notYet,
 		"garbagecollector": startGarbageCollector,
-		"nodelifecycle":    notYet,
+		"nodelifecycle":    startNodeLifecycle,
 		"nodeipam":         startNodeIPAM,
 		"namespace":        startNamespace,
 	}
@@ -79,4 +80,11 @@ func startNodeIPAM(_ context.Context, cc *controllerContext) (runFunc, error) {
 		return nil, err
 	}
 	return c.Run, nil
+}
+
+func startNodeLifecycle(_ context.Context, cc *controllerContext) (runFunc, error) {
+	f := cc.informers
+	c := nodelifecycle.New(cc.client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(),
+		nodelifecycle.Config{GracePeriod: cc.opts.NodeMonitorGracePeriod, MonitorPeriod: cc.opts.NodeMonitorPeriod}, cc.metrics, cc.clock)
+	return func(ctx context.Context) { c.Run(ctx, 2) }, nil
 }

@@ -1,0 +1,402 @@
+// Package nodelifecycle notices Nodes whose kubelet stopped renewing its
+// Lease (or reports NotReady), taints them, and evicts their pods once the
+// pods' tolerations run out, so that their controllers replace them.
+package nodelifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coordinformers "k8s.io/client-go/informers/coordination/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	coordlisters "k8s.io/client-go/listers/coordination/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
+)
+
+// Name is the controller's name in --controllers and in its queue metrics.
+const Name = "nodelifecycle"
+
+const podsByNodeIndex = "spec.nodeName"
+
+// Config holds the timings (upstream's flags).
+type Config struct {
+	// GracePeriod is how long a Node may go without a Lease renewal or
+	// status heartbeat before it is marked Unknown.
+	GracePeriod time.Duration
+	// MonitorPeriod is how often Nodes are checked.
+	MonitorPeriod time.Duration
+}
+
+// Controller watches Node health and evicts pods from unhealthy Nodes.
+type Controller struct {
+	client      kubernetes.Interface
+	nodeLister  corelisters.NodeLister
+	leaseLister coordlisters.LeaseLister
+	podLister   corelisters.PodLister
+	podIndexer  cache.Indexer
+	synced      []cache.InformerSynced
+	evictions   controllerutil.Queue
+	clock       clock.Clock
+	cfg         Config
+
+	mu     sync.Mutex
+	health map[string]*nodeHealth
+}
+
+// nodeHealth is what this process last saw of a Node's liveness, stamped
+// with its own clock: comparing with the kubelet's timestamps would trust
+// two clocks to agree.
+type nodeHealth struct {
+	probed    time.Time
+	leaseRV   string
+	heartbeat metav1.Time
+}
+
+// New wires the controller to the shared informers.
+func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, leases coordinformers.LeaseInformer, pods coreinformers.PodInformer,
+	cfg Config, mp workqueue.MetricsProvider, clk clock.Clock) *Controller {
+	c := &Controller{
+		client:      client,
+		nodeLister:  nodes.Lister(),
+		leaseLister: leases.Lister(),
+		podLister:   pods.Lister(),
+		podIndexer:  pods.Informer().GetIndexer(),
+		synced:      []cache.InformerSynced{nodes.Informer().HasSynced, leases.Informer().HasSynced, pods.Informer().HasSynced},
+		evictions:   controllerutil.NewQueue(Name, mp),
+		clock:       clk,
+		cfg:         cfg,
+		health:      map[string]*nodeHealth{},
+	}
+	_ = pods.Informer().AddIndexers(cache.Indexers{podsByNodeIndex: func(obj any) ([]string, error) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.Spec.NodeName == "" {
+			return nil, nil
+		}
+		return []string{p.Spec.NodeName}, nil
+	}})
+	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueuePod,
+		UpdateFunc: func(_, obj any) { c.enqueuePod(obj) },
+	})
+	_, _ = nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueuePodsOf,
+		UpdateFunc: func(oldObj, obj any) {
+			o, n := oldObj.(*corev1.Node), obj.(*corev1.Node)
+			if !apiequality.Semantic.DeepEqual(noExecute(o.Spec.Taints), noExecute(n.Spec.Taints)) {
+				c.enqueuePodsOf(obj)
+			}
+		},
+	})
+	return c
+}
+
+func (c *Controller) enqueuePod(obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
+		return
+	}
+	if key, ok := controllerutil.KeyFunc(p); ok {
+		c.evictions.Add(key)
+	}
+}
+
+func (c *Controller) enqueuePodsOf(obj any) {
+	n, ok := obj.(*corev1.Node)
+	if !ok || len(noExecute(n.Spec.Taints)) == 0 {
+		return
+	}
+	objs, _ := c.podIndexer.ByIndex(podsByNodeIndex, n.Name)
+	for _, o := range objs {
+		c.enqueuePod(o)
+	}
+}
+
+// Run monitors Nodes every MonitorPeriod and evicts pods until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.evictions.ShutDown()
+	if !controllerutil.WaitForSync(ctx, Name, c.synced...) {
+		return
+	}
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if err := c.monitor(ctx); err != nil {
+			slog.Warn("node monitor", "err", err)
+		}
+	}, c.cfg.MonitorPeriod)
+	controllerutil.RunWorkers(ctx, Name, c.evictions, workers, c.syncPod)
+}
+
+// Taints, as upstream names them.
+var (
+	unreachableNoExecute  = corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}
+	notReadyNoExecute     = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute}
+	unreachableNoSchedule = corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}
+	notReadyNoSchedule    = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
+	ourTaints             = []corev1.Taint{unreachableNoExecute, notReadyNoExecute, unreachableNoSchedule, notReadyNoSchedule}
+)
+
+func (c *Controller) monitor(ctx context.Context) error {
+	nodes, err := c.nodeLister.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for _, n := range nodes {
+		seen[n.Name] = true
+		if err := c.monitorNode(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.mu.Lock()
+	for name := range c.health {
+		if !seen[name] {
+			delete(c.health, name)
+		}
+	}
+	c.mu.Unlock()
+	if len(errs) > 0 {
+		return fmt.Errorf("monitor nodes: %v", errs)
+	}
+	return nil
+}
+
+func readyCondition(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// probe records liveness signals and reports whether the Node is overdue.
+func (c *Controller) probe(n *corev1.Node) bool {
+	now := c.clock.Now()
+	var lease *coordinationv1.Lease
+	if l, err := c.leaseLister.Leases(corev1.NamespaceNodeLease).Get(n.Name); err == nil {
+		lease = l
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.health[n.Name]
+	if !ok {
+		// First sight (or a restart of this process): give the full grace.
+		h = &nodeHealth{probed: now}
+		c.health[n.Name] = h
+	}
+	if lease != nil && lease.ResourceVersion != h.leaseRV {
+		h.leaseRV = lease.ResourceVersion
+		h.probed = now
+	}
+	if rc := readyCondition(n); rc != nil && !rc.LastHeartbeatTime.Equal(&h.heartbeat) {
+		h.heartbeat = rc.LastHeartbeatTime
+		if ok {
+			h.probed = now
+		}
+	}
+	return now.Sub(h.probed) > c.cfg.GracePeriod
+}
+
+func (c *Controller) monitorNode(ctx context.Context, n *corev1.Node) error {
+	overdue := c.probe(n)
+	now := metav1.NewTime(c.clock.Now())
+	if overdue {
+		if rc := readyCondition(n); rc == nil || rc.Status != corev1.ConditionUnknown {
+			next := n.DeepCopy()
+			markUnknown(next, now)
+			updated, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, next, metav1.UpdateOptions{})
+			if err != nil {
+				return fmt.Errorf("mark node %s unknown: %w", n.Name, err)
+			}
+			slog.Info("node stopped reporting, marked Unknown", "node", n.Name, "grace", c.cfg.GracePeriod)
+			n = updated
+		}
+	}
+	return c.reconcileTaints(ctx, n, now)
+}
+
+// markUnknown sets every kubelet-owned condition to Unknown, keeping the
+// last heartbeat, as upstream does.
+func markUnknown(n *corev1.Node, now metav1.Time) {
+	types := []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure}
+	for _, t := range types {
+		found := false
+		for i := range n.Status.Conditions {
+			cond := &n.Status.Conditions[i]
+			if cond.Type != t {
+				continue
+			}
+			found = true
+			if cond.Status != corev1.ConditionUnknown {
+				cond.Status = corev1.ConditionUnknown
+				cond.Reason = "NodeStatusUnknown"
+				cond.Message = "Kubelet stopped posting node status."
+				cond.LastTransitionTime = now
+			}
+		}
+		if !found {
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: t, Status: corev1.ConditionUnknown,
+				Reason: "NodeStatusNeverUpdated", Message: "Kubelet never posted node status.", LastHeartbeatTime: n.CreationTimestamp, LastTransitionTime: now})
+		}
+	}
+}
+
+func (c *Controller) reconcileTaints(ctx context.Context, n *corev1.Node, now metav1.Time) error {
+	var want []corev1.Taint
+	if rc := readyCondition(n); rc != nil {
+		switch rc.Status {
+		case corev1.ConditionUnknown:
+			want = []corev1.Taint{unreachableNoExecute, unreachableNoSchedule}
+		case corev1.ConditionFalse:
+			want = []corev1.Taint{notReadyNoExecute, notReadyNoSchedule}
+		}
+	}
+	var taints []corev1.Taint
+	changed := false
+	for _, t := range n.Spec.Taints {
+		if isOurs(t) && !containsTaint(want, t) {
+			changed = true
+			continue
+		}
+		taints = append(taints, t)
+	}
+	for _, w := range want {
+		if !containsTaint(n.Spec.Taints, w) {
+			w.TimeAdded = &now
+			taints = append(taints, w)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	next := n.DeepCopy()
+	next.Spec.Taints = taints
+	if _, err := c.client.CoreV1().Nodes().Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("taint node %s: %w", n.Name, err)
+	}
+	slog.Info("node taints", "node", n.Name, "taints", taintKeys(taints))
+	return nil
+}
+
+func isOurs(t corev1.Taint) bool { return containsTaint(ourTaints, t) }
+
+func containsTaint(ts []corev1.Taint, t corev1.Taint) bool {
+	for _, x := range ts {
+		if x.Key == t.Key && x.Effect == t.Effect {
+			return true
+		}
+	}
+	return false
+}
+
+func taintKeys(ts []corev1.Taint) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Key+":"+string(t.Effect))
+	}
+	return out
+}
+
+func noExecute(ts []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range ts {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// evictAt is when the pod must leave a Node with these NoExecute taints:
+// at once for a taint it does not tolerate, at the earliest expiry of its
+// tolerationSeconds otherwise; ok=false means it may stay for good.
+func evictAt(p *corev1.Pod, taints []corev1.Taint, now time.Time) (time.Time, bool) {
+	var at time.Time
+	found := false
+	for i := range taints {
+		t := &taints[i]
+		var tol *corev1.Toleration
+		for j := range p.Spec.Tolerations {
+			if p.Spec.Tolerations[j].ToleratesTaint(logr.Discard(), t, true) {
+				tol = &p.Spec.Tolerations[j]
+				break
+			}
+		}
+		if tol == nil {
+			return now, true
+		}
+		if tol.TolerationSeconds == nil {
+			continue
+		}
+		added := now
+		if t.TimeAdded != nil {
+			added = t.TimeAdded.Time
+		}
+		when := added.Add(time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second)
+		if !found || when.Before(at) {
+			at, found = when, true
+		}
+	}
+	return at, found
+}
+
+func (c *Controller) syncPod(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	p, err := c.podLister.Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
+		return nil
+	}
+	n, err := c.nodeLister.Get(p.Spec.NodeName)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	taints := noExecute(n.Spec.Taints)
+	if len(taints) == 0 {
+		return nil
+	}
+	now := c.clock.Now()
+	at, evict := evictAt(p, taints, now)
+	if !evict {
+		return nil
+	}
+	if at.After(now) {
+		c.evictions.AddAfter(key, at.Sub(now))
+		return nil
+	}
+	err = c.client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("evict pod %s: %w", key, err)
+	}
+	slog.Info("evicted pod from tainted node", "pod", key, "node", n.Name, "taints", taintKeys(taints))
+	return nil
+}

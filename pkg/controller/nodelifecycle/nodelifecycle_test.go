@@ -1,0 +1,184 @@
+package nodelifecycle
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/controllertest"
+)
+
+var start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	t       *testing.T
+	client  *fake.Clientset
+	factory informers.SharedInformerFactory
+	ctrl    *Controller
+	clock   *clocktesting.FakeClock
+}
+
+func newFixture(t *testing.T) *fixture {
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	clk := clocktesting.NewFakeClock(start)
+	c := New(client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(),
+		Config{GracePeriod: 50 * time.Second, MonitorPeriod: 5 * time.Second}, nil, clk)
+	return &fixture{t: t, client: client, factory: f, ctrl: c, clock: clk}
+}
+
+func (f *fixture) node(name string, ready corev1.ConditionStatus) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: ready, LastHeartbeatTime: metav1.NewTime(start)}}}}
+	f.put(n)
+}
+
+// put writes obj to the fake server and, like a caught-up informer, the cache.
+func (f *fixture) put(obj any) {
+	ctx := context.Background()
+	switch o := obj.(type) {
+	case *corev1.Node:
+		if _, err := f.client.CoreV1().Nodes().Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			_, _ = f.client.CoreV1().Nodes().Update(ctx, o, metav1.UpdateOptions{})
+		}
+		_ = f.factory.Core().V1().Nodes().Informer().GetIndexer().Update(o)
+	case *coordinationv1.Lease:
+		if _, err := f.client.CoordinationV1().Leases(o.Namespace).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			_, _ = f.client.CoordinationV1().Leases(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
+		}
+		_ = f.factory.Coordination().V1().Leases().Informer().GetIndexer().Update(o)
+	case *corev1.Pod:
+		_, _ = f.client.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		_ = f.factory.Core().V1().Pods().Informer().GetIndexer().Update(o)
+	}
+}
+
+func (f *fixture) renew(name, rv string) {
+	f.put(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: corev1.NamespaceNodeLease, ResourceVersion: rv}})
+}
+
+// refresh copies nodes from the fake server into the cache.
+func (f *fixture) refresh() {
+	list, _ := f.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	for i := range list.Items {
+		_ = f.factory.Core().V1().Nodes().Informer().GetIndexer().Update(&list.Items[i])
+	}
+}
+
+func (f *fixture) monitor() {
+	f.t.Helper()
+	if err := f.ctrl.monitor(context.Background()); err != nil {
+		f.t.Fatal(err)
+	}
+	f.refresh()
+}
+
+func (f *fixture) state(name string) (corev1.ConditionStatus, []string) {
+	n, err := f.client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var ready corev1.ConditionStatus
+	if rc := readyCondition(n); rc != nil {
+		ready = rc.Status
+	}
+	keys := taintKeys(n.Spec.Taints)
+	slices.Sort(keys)
+	return ready, keys
+}
+
+func TestLostLeaseMarksUnknownAndTaints(t *testing.T) {
+	f := newFixture(t)
+	f.node("a", corev1.ConditionTrue)
+	f.node("b", corev1.ConditionTrue)
+	f.renew("a", "1")
+	f.renew("b", "1")
+	f.monitor()
+
+	// b keeps renewing, a goes silent.
+	for i := 2; i <= 12; i++ {
+		f.clock.Step(5 * time.Second)
+		f.renew("b", string(rune('0'+i)))
+		f.monitor()
+	}
+	if ready, taints := f.state("a"); ready != corev1.ConditionUnknown || !slices.Equal(taints, []string{"node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"}) {
+		t.Errorf("silent node: Ready=%s taints=%v", ready, taints)
+	}
+	if ready, taints := f.state("b"); ready != corev1.ConditionTrue || len(taints) != 0 {
+		t.Errorf("renewing node: Ready=%s taints=%v", ready, taints)
+	}
+}
+
+func TestWithinGraceNothingHappens(t *testing.T) {
+	f := newFixture(t)
+	f.node("a", corev1.ConditionTrue)
+	f.renew("a", "1")
+	f.monitor()
+	f.clock.Step(49 * time.Second)
+	f.monitor()
+	if ready, taints := f.state("a"); ready != corev1.ConditionTrue || len(taints) != 0 {
+		t.Errorf("Ready=%s taints=%v before the grace period ran out", ready, taints)
+	}
+}
+
+func TestNotReadyTaintFollowsKubeletReport(t *testing.T) {
+	f := newFixture(t)
+	f.node("a", corev1.ConditionFalse)
+	f.renew("a", "1")
+	f.monitor()
+	if ready, taints := f.state("a"); ready != corev1.ConditionFalse || !slices.Equal(taints, []string{"node.kubernetes.io/not-ready:NoExecute", "node.kubernetes.io/not-ready:NoSchedule"}) {
+		t.Fatalf("NotReady node: Ready=%s taints=%v", ready, taints)
+	}
+	// The kubelet recovers: the taints go.
+	n, _ := f.client.CoreV1().Nodes().Get(context.Background(), "a", metav1.GetOptions{})
+	n.Status.Conditions[0].Status = corev1.ConditionTrue
+	f.put(n)
+	f.monitor()
+	if _, taints := f.state("a"); len(taints) != 0 {
+		t.Fatalf("recovered node still tainted: %v", taints)
+	}
+}
+
+func TestEviction(t *testing.T) {
+	added := metav1.NewTime(start)
+	tainted := []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added}}
+	tol := func(secs *int64) []corev1.Toleration {
+		return []corev1.Toleration{{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: secs}}
+	}
+	tests := []struct {
+		name        string
+		tolerations []corev1.Toleration
+		after       time.Duration
+		wantEvicted bool
+	}{
+		{name: "no toleration: at once", wantEvicted: true},
+		{name: "tolerates for 300s: stays at 299s", tolerations: tol(ptr.To[int64](300)), after: 299 * time.Second},
+		{name: "tolerates for 300s: leaves at 301s", tolerations: tol(ptr.To[int64](300)), after: 301 * time.Second, wantEvicted: true},
+		{name: "tolerates for ever", tolerations: tol(nil), after: time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.put(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: corev1.NodeSpec{Taints: tainted}})
+			f.put(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "p-uid"},
+				Spec: corev1.PodSpec{NodeName: "a", Tolerations: tt.tolerations}})
+			f.clock.Step(tt.after)
+			if err := f.ctrl.syncPod(context.Background(), "default/p"); err != nil {
+				t.Fatal(err)
+			}
+			evicted := slices.Contains(controllertest.Writes(f.client), "delete pods")
+			if evicted != tt.wantEvicted {
+				t.Fatalf("evicted=%v, want %v", evicted, tt.wantEvicted)
+			}
+		})
+	}
+}
