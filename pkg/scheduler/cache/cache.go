@@ -209,12 +209,20 @@ func (c *Cache) AddNode(node *v1.Node) {
 	defer c.mu.Unlock()
 	it, existed := c.nodes[node.Name]
 	if existed && it.info.Node() != nil {
-		c.removeImagesLocked(it.info)
-	} else {
-		it = c.nodeItem(node.Name)
-		c.nodeOrder = append(c.nodeOrder, node.Name)
-		c.nodeOrderGen++
+		old := it.info.Images
+		it.info.SetNode(node)
+		// Heartbeats rarely change images; recount only when they do, so
+		// that snapshots need not copy the image counts.
+		if !sameImages(old, it.info.Images) {
+			c.removeImages(old)
+			c.addImagesLocked(it.info)
+		}
+		c.touch(it)
+		return
 	}
+	it = c.nodeItem(node.Name)
+	c.nodeOrder = append(c.nodeOrder, node.Name)
+	c.nodeOrderGen++
 	it.info.SetNode(node)
 	c.addImagesLocked(it.info)
 	c.touch(it)
@@ -261,15 +269,29 @@ func (c *Cache) addImagesLocked(ni *framework.NodeInfo) {
 	}
 }
 
-func (c *Cache) removeImagesLocked(ni *framework.NodeInfo) {
-	for img := range ni.Images {
+func (c *Cache) removeImagesLocked(ni *framework.NodeInfo) { c.removeImages(ni.Images) }
+
+func (c *Cache) removeImages(images map[string]int64) {
+	for img := range images {
 		if c.imageNodes[img]--; c.imageNodes[img] <= 0 {
 			delete(c.imageNodes, img)
 		}
 	}
-	if len(ni.Images) > 0 {
+	if len(images) > 0 {
 		c.imageGen++
 	}
+}
+
+func sameImages(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // CleanupExpiredAssumedPods drops assumed pods whose binding finished more

@@ -120,3 +120,27 @@ func TestPodOnUnknownNodeIsNotListed(t *testing.T) {
 		t.Errorf("pod seen before its node: %dm requested, want 1000m", got)
 	}
 }
+
+func TestNodeImagesFollowUpdates(t *testing.T) {
+	withImages := func(names ...string) func(*v1.Node) {
+		return func(n *v1.Node) {
+			for _, name := range names {
+				n.Status.Images = append(n.Status.Images, v1.ContainerImage{Names: []string{name}, SizeBytes: 1})
+			}
+		}
+	}
+	c := New(clocktesting.NewFakeClock(time.Now()), time.Minute)
+	c.AddNode(Node("n1", withImages("a:1")))
+	c.AddNode(Node("n2", withImages("a:1")))
+	s := NewSnapshot()
+	c.UpdateSnapshot(s)
+	if got := s.NumNodesWithImage("a:1"); got != 2 {
+		t.Fatalf("a:1 on %d nodes, want 2", got)
+	}
+	c.UpdateNode(Node("n1", withImages("a:1"), func(n *v1.Node) { n.Labels["heartbeat"] = "1" }))
+	c.UpdateNode(Node("n2", withImages("b:1")))
+	c.UpdateSnapshot(s)
+	if a, b := s.NumNodesWithImage("a:1"), s.NumNodesWithImage("b:1"); a != 1 || b != 1 {
+		t.Errorf("after updates: a:1 on %d nodes, b:1 on %d, want 1 and 1", a, b)
+	}
+}
