@@ -98,6 +98,11 @@ type ListOptions struct {
 	// AllowWatchBookmarks asks Watch to send BOOKMARK events carrying only
 	// a resourceVersion.
 	AllowWatchBookmarks bool
+	// InitialEventsEndBookmark asks a Watch from "" or "0" to follow the
+	// initial ADDED events with a BOOKMARK at the revision they were read
+	// at, annotated k8s.io/initial-events-end=true: what clients asking for
+	// sendInitialEvents wait for before they consider their cache synced.
+	InitialEventsEndBookmark bool
 }
 
 // AttrFunc returns the labels and selectable fields of an object.

@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -48,17 +49,18 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	w := &watcher{
-		store:     s,
-		key:       k,
-		recursive: opts.Recursive,
-		initial:   initial,
-		fromRev:   fromRev,
-		pred:      opts.Predicate,
-		filter:    !opts.Predicate.Empty(),
-		bookmarks: opts.AllowWatchBookmarks,
-		cancel:    cancel,
-		result:    make(chan watch.Event, resultBuffer),
-		done:      make(chan struct{}),
+		store:      s,
+		key:        k,
+		recursive:  opts.Recursive,
+		initial:    initial,
+		fromRev:    fromRev,
+		pred:       opts.Predicate,
+		filter:     !opts.Predicate.Empty(),
+		bookmarks:  opts.AllowWatchBookmarks,
+		initialEnd: initial && opts.InitialEventsEndBookmark,
+		cancel:     cancel,
+		result:     make(chan watch.Event, resultBuffer),
+		done:       make(chan struct{}),
 	}
 	go w.run(wctx)
 	return w, nil
@@ -73,6 +75,8 @@ type watcher struct {
 	pred      storage.SelectionPredicate
 	filter    bool
 	bookmarks bool
+	// initialEnd: mark the end of the initial events with a bookmark.
+	initialEnd bool
 
 	cancel context.CancelFunc
 	result chan watch.Event
@@ -103,6 +107,12 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		lastRev = rev
+		if w.initialEnd {
+			if !w.sendInitialEnd(ctx, rev) {
+				return
+			}
+			lastBookmark = rev
+		}
 	}
 
 	// Leader-required watches are cancelled when the member loses its
@@ -304,6 +314,19 @@ func (w *watcher) sendBookmark(ctx context.Context, rev int64) bool {
 	if err := setResourceVersion(obj, rev); err != nil {
 		return true // a type without metadata cannot carry a bookmark; skip it
 	}
+	return w.send(ctx, watch.Event{Type: watch.Bookmark, Object: obj})
+}
+
+// sendInitialEnd tells a sendInitialEvents client that its initial state is
+// complete, as of rev.
+func (w *watcher) sendInitialEnd(ctx context.Context, rev int64) bool {
+	obj := w.store.newFunc()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return true
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	return w.send(ctx, watch.Event{Type: watch.Bookmark, Object: obj})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -482,5 +483,63 @@ func TestWatchInitialStateSpansPages(t *testing.T) {
 	}
 	if got := describe(t, nextEvent(t, w)); got.name != "late" || got.rv != late.ResourceVersion {
 		t.Fatalf("after the initial state got %+v, want ADDED late at %s", got, late.ResourceVersion)
+	}
+}
+
+func TestWatchMarksTheEndOfInitialEvents(t *testing.T) {
+	s := newConfigMapStore(t, sharedClient)
+	for _, n := range []string{"a", "b"} {
+		mustCreate(t, s, configMap("ns", n, nil, nil))
+	}
+	tests := []struct {
+		name string
+		opts storage.ListOptions
+		want []watch.EventType // the events before the next change
+	}{
+		{"asked", storage.ListOptions{Recursive: true, InitialEventsEndBookmark: true},
+			[]watch.EventType{watch.Added, watch.Added, watch.Bookmark}},
+		{"not asked", storage.ListOptions{Recursive: true},
+			[]watch.EventType{watch.Added, watch.Added}},
+		// From a given revision there are no initial events to end.
+		{"from a revision", storage.ListOptions{Recursive: true, InitialEventsEndBookmark: true, ResourceVersion: "1"},
+			[]watch.EventType{watch.Added, watch.Added}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := startWatch(t, s, "/configmaps", tt.opts)
+			var last string
+			for i, want := range tt.want {
+				ev := nextEvent(t, w)
+				if ev.Type != want {
+					t.Fatalf("event %d is %s, want %s", i, ev.Type, want)
+				}
+				m, err := meta.Accessor(ev.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Type == watch.Bookmark {
+					if m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" || m.GetName() != "" {
+						t.Errorf("end bookmark %+v, want only the annotation and a resourceVersion", ev.Object)
+					}
+					if rvOf(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: m.GetResourceVersion()}}) <
+						rvOf(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: last}}) {
+						t.Errorf("end bookmark at %s, before the last initial object (%s)", m.GetResourceVersion(), last)
+					}
+				}
+				last = m.GetResourceVersion()
+			}
+			// The next event is the next change, nothing else.
+			next := mustCreate(t, s, configMap("ns", "next-"+strings.ReplaceAll(tt.name, " ", "-"), nil, nil))
+			for {
+				got := describe(t, nextEvent(t, w))
+				if got.rv == next.ResourceVersion {
+					break
+				}
+				// Only the earlier subtests' writes may come first.
+				if !strings.HasPrefix(got.name, "next-") {
+					t.Fatalf("got %+v, want the next change", got)
+				}
+			}
+		})
 	}
 }
