@@ -39,12 +39,13 @@ func NewClient(ctx context.Context, cfg Config) (*clientv3.Client, error) {
 		dialTimeout = 5 * time.Second
 	}
 	cc := clientv3.Config{
-		Endpoints:          cfg.Endpoints,
-		DialTimeout:        dialTimeout,
-		DialKeepAliveTime:  30 * time.Second,
-		MaxCallSendMsgSize: MaxRequestBytes + grpcOverheadBytes,
-		MaxCallRecvMsgSize: 0, // unlimited: a list may be large
-		Logger:             quietLogger(),
+		Endpoints:            cfg.Endpoints,
+		DialTimeout:          dialTimeout,
+		DialKeepAliveTime:    30 * time.Second,
+		DialKeepAliveTimeout: 10 * time.Second,
+		MaxCallSendMsgSize:   MaxRequestBytes + grpcOverheadBytes,
+		MaxCallRecvMsgSize:   0, // unlimited: a list may be large
+		Logger:               quietLogger(),
 		// Retrying every unary call a few times hides a leader change from
 		// writers.
 		MaxUnaryRetries: 3,
