@@ -54,6 +54,16 @@ func newDiscovery(resources []*registry.Resource) *discovery {
 				Group: sub.Group, Kind: sub.Kind, Verbs: sub.Verbs})
 		}
 	}
+	for _, extra := range securityDiscovery() {
+		gv, _ := schema.ParseGroupVersion(extra.GroupVersion)
+		l, ok := lists[gv]
+		if !ok {
+			l = &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
+			lists[gv] = l
+			order = append(order, gv)
+		}
+		l.APIResources = append(l.APIResources, extra.APIResources...)
+	}
 	d := &discovery{groups: map[string][]byte{}, resources: map[schema.GroupVersion][]byte{}}
 	d.apiVersions = mustJSON(&metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: ""}}})

@@ -31,6 +31,9 @@ type Options struct {
 	KubeletClientCertificate string
 	KubeletClientKey         string
 	KubeletCertificateAuth   string
+
+	// Security: authentication and authorization (security.go).
+	Security SecurityOptions
 }
 
 // NewOptions returns the defaults.
@@ -42,6 +45,7 @@ func NewOptions() *Options {
 		DataDir:                "/var/lib/kube-lite/etcd",
 		EtcdPrefix:             "/registry",
 		EtcdCompactionInterval: 5 * time.Minute,
+		Security:               NewSecurityOptions(),
 	}
 }
 
@@ -62,6 +66,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "Client certificate for talking to kubelets.")
 	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "Client key for talking to kubelets.")
 	fs.StringVar(&o.KubeletCertificateAuth, "kubelet-certificate-authority", o.KubeletCertificateAuth, "CA bundle that verifies kubelets' serving certificates.")
+	o.Security.AddFlags(fs)
 }
 
 // Validate reports the first inconsistent setting.
@@ -85,5 +90,6 @@ func (o *Options) Validate() error {
 	if o.EtcdPrefix == "" || o.EtcdPrefix[0] != '/' {
 		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
 	}
+	errs = append(errs, o.Security.Validate())
 	return errors.Join(errs...)
 }

@@ -52,7 +52,11 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 		return fmt.Errorf("load serving certificate: %w", err)
 	}
 
-	cfg := Config{Etcd: client, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}}
+	cfg := Config{Etcd: client, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Security: &o.Security}
+	clientCAs, err := clientCertPool(&o.Security)
+	if err != nil {
+		return err
+	}
 	logs, err := NewKubeletLogs(o.KubeletClientCertificate, o.KubeletClientKey, o.KubeletCertificateAuth)
 	if err != nil {
 		return err
@@ -77,6 +81,13 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}},
+	}
+	if clientCAs != nil {
+		// Request, not require nor verify: the x509 authenticator verifies,
+		// so that a certificate from another CA is a 401 Status rather than
+		// a failed handshake, and token clients need no certificate.
+		hs.TLSConfig.ClientAuth = tls.RequestClientCert
+		hs.TLSConfig.ClientCAs = clientCAs
 	}
 	go func() {
 		<-ctx.Done()
@@ -114,7 +125,8 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 // systemNamespaces exist in every cluster.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
-// Bootstrap creates what every cluster has: the system namespaces.
+// Bootstrap creates what every cluster has: the system namespaces and,
+// with RBAC, the bootstrap roles; it then fills the authorizers' indexes.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	st, ok := s.Store(schema.GroupResource{Resource: "namespaces"})
 	if !ok {
@@ -129,5 +141,5 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return fmt.Errorf("create namespace %s: %w", name, err)
 		}
 	}
-	return nil
+	return s.startSecurity(ctx)
 }

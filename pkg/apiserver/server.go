@@ -37,6 +37,9 @@ type Config struct {
 	Logs handler.LogStreamer
 	// BookmarkInterval overrides how often idle watches get bookmarks.
 	BookmarkInterval time.Duration
+	// Security configures authentication and authorization; nil serves
+	// everyone with full rights (tests that do not exercise security).
+	Security *SecurityOptions
 }
 
 // Server is an assembled apiserver. Serve its Handler over TLS.
@@ -47,6 +50,7 @@ type Server struct {
 	etcd     *clientv3.Client
 	registry *prometheus.Registry
 	stores   []*handler.Store
+	security *security
 }
 
 // New assembles the server.
@@ -86,6 +90,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	s.rest = handler.New(handler.Config{Scheme: scheme, Clock: cfg.Clock, Stores: stores, Admission: chain, Logs: cfg.Logs})
+	if cfg.Security != nil {
+		var err error
+		if s.security, err = newSecurity(ctx, s, cfg.Security, cfg.Clock); err != nil {
+			return nil, err
+		}
+	}
 	s.handler = s.router(cfg.Resources)
 	return s, nil
 }
@@ -108,7 +118,7 @@ func (s *Server) router(resources []*registry.Resource) http.Handler {
 	oa := openapi.NewBuilder(resources, s.scheme)
 
 	r := chi.NewRouter()
-	r.Use(recoverPanics, withRequestInfo, m.middleware)
+	r.Use(recoverPanics, withRequestInfo, m.middleware, s.authenticate, s.authorize)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		handler.WriteError(w, req, notFoundError())
 	})
@@ -130,6 +140,7 @@ func (s *Server) router(resources []*registry.Resource) http.Handler {
 	r.Get("/openapi/v2", oa.ServeV2)
 	r.Get("/openapi/v3", oa.ServeV3Discovery)
 	r.Get("/openapi/v3/*", oa.ServeV3)
+	s.mountSecurityRoutes(r)
 	r.Handle("/api/{version}/*", s.rest)
 	r.Handle("/apis/{group}/{version}/*", s.rest)
 	return r

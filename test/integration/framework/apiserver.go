@@ -32,11 +32,17 @@ type Server struct {
 }
 
 // Option adjusts the server configuration.
-type Option func(*apiserver.Config)
+type Option func(*settings)
+
+type settings struct {
+	cfg apiserver.Config
+	// security, when set, turns on authentication and authorization (WithSecurity).
+	security *Security
+}
 
 // WithBookmarkInterval makes idle watches get bookmarks sooner.
 func WithBookmarkInterval(d time.Duration) Option {
-	return func(c *apiserver.Config) { c.BookmarkInterval = d }
+	return func(s *settings) { s.cfg.BookmarkInterval = d }
 }
 
 // StartAPIServer starts an apiserver and stops it when the test ends.
@@ -54,9 +60,13 @@ func StartAPIServer(t testing.TB, opts ...Option) *Server {
 		e.Stop()
 		t.Fatalf("etcd client: %v", err)
 	}
-	cfg := apiserver.Config{Etcd: client}
+	st := settings{cfg: apiserver.Config{Etcd: client}}
 	for _, o := range opts {
-		o(&cfg)
+		o(&st)
+	}
+	cfg := st.cfg
+	if st.security != nil {
+		cfg.Security = st.security.prepare(t)
 	}
 	api, err := apiserver.New(ctx, cfg)
 	if err != nil {
@@ -71,6 +81,9 @@ func StartAPIServer(t testing.TB, opts ...Option) *Server {
 	}
 	srv := httptest.NewUnstartedServer(api.Handler())
 	srv.EnableHTTP2 = true
+	if st.security != nil {
+		srv.TLS = st.security.serverTLS(t)
+	}
 	srv.StartTLS()
 	t.Cleanup(func() {
 		cancel()
@@ -84,6 +97,9 @@ func StartAPIServer(t testing.TB, opts ...Option) *Server {
 		TLSClientConfig: rest.TLSClientConfig{CAData: certPEM(srv)},
 		QPS:             1000,
 		Burst:           2000,
+	}
+	if st.security != nil {
+		restCfg = st.security.finish(t, srv.URL)
 	}
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {

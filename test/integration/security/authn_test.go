@@ -1,0 +1,190 @@
+package security_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/authn"
+	"github.com/kube-lite/kube-lite/pkg/pki"
+	"github.com/kube-lite/kube-lite/test/integration/framework"
+)
+
+func saToken(t *testing.T, sec *framework.Security, mutate func(c *authn.Claims)) string {
+	t.Helper()
+	now := time.Now()
+	c := authn.Claims{
+		Issuer: sec.Issuer, Subject: "system:serviceaccount:default:robot", Audience: []string{sec.Issuer},
+		Expiry: now.Add(time.Hour).Unix(), NotBefore: now.Unix(), IssuedAt: now.Unix(),
+		Private: authn.Private{Namespace: "default", ServiceAccount: authn.ObjectRef{Name: "robot"}},
+	}
+	if mutate != nil {
+		mutate(&c)
+	}
+	tok, err := authn.SignJWT(sec.ServiceAccountKey, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func TestAuthentication(t *testing.T) {
+	s, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	if _, err := s.Client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	foreignCA, err := pki.EnsureCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := pki.IssueCert(foreignCA, pki.CertSpec{CommonName: "kubernetes-admin", Organizations: []string{"system:masters"}, Usages: []pki.Usage{pki.UsageClient}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignCert := sec.TokenConfig("")
+	foreignCert.CertData, foreignCert.KeyData = foreign.CertPEM, foreign.KeyPEM
+
+	otherKey, err := authn.LoadSigningKey(sec.Layout.ServiceAccountKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = otherKey
+
+	cases := []struct {
+		name   string
+		cfg    *rest.Config
+		code   int32
+		reason metav1.StatusReason
+	}{
+		{"no credentials", sec.Anonymous, 401, metav1.StatusReasonUnauthorized},
+		{"certificate from another CA", foreignCert, 401, metav1.StatusReasonUnauthorized},
+		{"unknown static token", sec.TokenConfig("nope"), 401, metav1.StatusReasonUnauthorized},
+		{"expired service account token", sec.TokenConfig(saToken(t, sec, func(c *authn.Claims) {
+			c.Expiry, c.NotBefore, c.IssuedAt = time.Now().Add(-2*time.Hour).Unix(), time.Now().Add(-3*time.Hour).Unix(), time.Now().Add(-3*time.Hour).Unix()
+		})), 401, metav1.StatusReasonUnauthorized},
+		{"foreign issuer token", sec.TokenConfig(saToken(t, sec, func(c *authn.Claims) { c.Issuer = "https://issuer.example" })), 401, metav1.StatusReasonUnauthorized},
+		{"wrong audience token", sec.TokenConfig(saToken(t, sec, func(c *authn.Claims) { c.Audience = []string{"vault"} })), 401, metav1.StatusReasonUnauthorized},
+		{"tampered token", sec.TokenConfig(saToken(t, sec, nil) + "x"), 401, metav1.StatusReasonUnauthorized},
+		// Authenticated but without rights: authentication passed.
+		{"valid service account token", sec.TokenConfig(saToken(t, sec, nil)), 403, metav1.StatusReasonForbidden},
+		{"cluster CA certificate", sec.Admin, 200, ""},
+		{"static token", sec.Viewer, 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := client(t, tc.cfg).CoreV1().Pods("default").List(ctxT(t), metav1.ListOptions{})
+			st := wantStatus(t, "list pods", err, tc.code, tc.reason)
+			if tc.code == 401 && st.Message != "Unauthorized" {
+				t.Fatalf("401 message %q, want Unauthorized", st.Message)
+			}
+		})
+	}
+}
+
+func TestHealthWithoutCredentials(t *testing.T) {
+	_, sec := startSecure(t, nil)
+	hc, err := rest.HTTPClientFor(sec.Anonymous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{"/livez": 200, "/readyz": 200, "/healthz": 200, "/version": 200, "/api": 401, "/metrics": 401} {
+		resp, err := hc.Get(sec.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s without credentials: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	_ = http.StatusOK
+}
+
+func TestServiceAccountTokenDiesWithItsServiceAccount(t *testing.T) {
+	s, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	sa, err := s.Client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A token from TokenRequest, as a kubelet would get one for a pod.
+	tr, err := s.Client.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authnv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token request: %v", err)
+	}
+	robot := client(t, sec.TokenConfig(tr.Status.Token))
+	who, err := robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("whoami: %v", err)
+	}
+	u := who.Status.UserInfo
+	if u.Username != "system:serviceaccount:default:robot" || u.UID != string(sa.UID) {
+		t.Fatalf("whoami: %+v", u)
+	}
+	for _, g := range []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"} {
+		if !contains(u.Groups, g) {
+			t.Fatalf("groups %v lack %s", u.Groups, g)
+		}
+	}
+
+	if err := s.Client.CoreV1().ServiceAccounts("default").Delete(ctx, "robot", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	wantStatus(t, "whoami after the service account is deleted", err, 401, metav1.StatusReasonUnauthorized)
+
+	// A new account of the same name is another identity: the old token stays dead.
+	if _, err := s.Client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	wantStatus(t, "whoami after the service account is recreated", err, 401, metav1.StatusReasonUnauthorized)
+}
+
+func TestBoundTokenDiesWithItsPod(t *testing.T) {
+	s, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	if _, err := s.Client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := s.Client.CoreV1().Pods("default").Create(ctx, boundPod("p", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.Client.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{
+		BoundObjectRef: &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "p", UID: pod.UID},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token request: %v", err)
+	}
+	c := client(t, sec.TokenConfig(tr.Status.Token))
+	who, err := c.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := who.Status.UserInfo.Extra["authentication.kubernetes.io/pod-name"]; len(got) != 1 || got[0] != "p" {
+		t.Fatalf("pod-name extra: %v", who.Status.UserInfo.Extra)
+	}
+	// An unscheduled pod goes at once.
+	if err := s.Client.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	wantStatus(t, "whoami after the pod is deleted", err, 401, metav1.StatusReasonUnauthorized)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
