@@ -63,6 +63,7 @@ func main() {
 	scenarios := flag.String("scenarios", "1000:1000,1000:5000,5000:5000", "comma-separated nodes:pods runs, each on a fresh apiserver")
 	workers := flag.Int("create-workers", 32, "concurrent creates while setting up")
 	bindConcurrency := flag.Int("bind-concurrency", 0, "bindings in flight (0: the scheduler's default)")
+	modes := flag.String("modes", "pending,create", "pending: pods exist before the scheduler starts; create: pods are created (by -create-workers clients) while it runs, timed from the first create to the last binding")
 	protobuf := flag.Bool("protobuf", true, "talk protobuf to the apiserver, as the scheduler command does")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the scheduler side) to this file")
 	flag.Parse()
@@ -92,24 +93,34 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	mode := "in-process apiserver"
+	where := "in-process apiserver"
 	if _, err := os.Stat(*binary); *binary != "" && err == nil {
-		mode = "apiserver process " + *binary
+		where = "apiserver process " + *binary
 	} else {
 		*binary = ""
 	}
-	fmt.Printf("scheduler throughput, %s, GOMAXPROCS=%d\n", mode, runtime.GOMAXPROCS(0))
-	fmt.Printf("%-7s %-7s %-12s %-14s %-14s\n", "nodes", "pods", "bound", "pods/s", "incl. sync")
-	for _, sc := range runs {
-		r, err := run(sc, *binary, *workers, *bindConcurrency, *protobuf)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%d nodes, %d pods: %v\n", sc.nodes, sc.pods, err)
-			pprof.StopCPUProfile()
-			os.Exit(1)
+	fmt.Printf("scheduler throughput, %s, GOMAXPROCS=%d\n", where, runtime.GOMAXPROCS(0))
+	fmt.Printf("%-8s %-7s %-7s %-10s %-8s %-11s %s\n", "mode", "nodes", "pods", "bound in", "pods/s", "incl. sync", "pod creates/s alone")
+	for _, mode := range strings.Split(*modes, ",") {
+		if mode != "pending" && mode != "create" {
+			fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
+			os.Exit(2)
 		}
-		fmt.Printf("%-7d %-7d %-12s %-14.0f %-14.0f\n", sc.nodes, sc.pods,
-			fmt.Sprintf("%d in %.2fs", sc.pods, r.scheduling.Seconds()),
-			float64(sc.pods)/r.scheduling.Seconds(), float64(sc.pods)/r.total.Seconds())
+		for _, sc := range runs {
+			r, err := run(sc, runOptions{binary: *binary, workers: *workers, bindConcurrency: *bindConcurrency,
+				protobuf: *protobuf, createWhileRunning: mode == "create"})
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s, %d nodes, %d pods: %v\n", mode, sc.nodes, sc.pods, err)
+				pprof.StopCPUProfile()
+				os.Exit(1)
+			}
+			inclSync, creates := fmt.Sprintf("%.0f", float64(sc.pods)/r.total.Seconds()), fmt.Sprintf("%.0f", float64(sc.pods)/r.creating.Seconds())
+			if mode == "create" {
+				inclSync, creates = "-", "-"
+			}
+			fmt.Printf("%-8s %-7d %-7d %-10s %-8.0f %-11s %s\n", mode, sc.nodes, sc.pods,
+				fmt.Sprintf("%.2fs", r.scheduling.Seconds()), float64(sc.pods)/r.scheduling.Seconds(), inclSync, creates)
+		}
 	}
 }
 
@@ -117,18 +128,21 @@ type result struct {
 	// scheduling: from the scheduler's caches being synced to the last
 	// binding seen; total adds the informers' initial list.
 	scheduling, total time.Duration
+	// creating is how long creating the pods took without a scheduler
+	// (pending mode): the apiserver's own pace, for context.
+	creating time.Duration
 }
 
-func run(sc scenario, binary string, workers, bindConcurrency int, protobuf bool) (result, error) {
+func run(sc scenario, o runOptions) (result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg, stop, err := startAPIServer(ctx, binary)
+	cfg, stop, err := startAPIServer(ctx, o.binary)
 	if err != nil {
 		return result{}, err
 	}
 	defer stop()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side throttling: measure the server and the scheduler
-	if protobuf {
+	if o.protobuf {
 		cfg.ContentType = scheduler.ProtobufContentType
 		cfg.AcceptContentTypes = scheduler.ProtobufContentType + ",application/json"
 	}
@@ -137,17 +151,25 @@ func run(sc scenario, binary string, workers, bindConcurrency int, protobuf bool
 		return result{}, err
 	}
 
-	if err := parallel(ctx, sc.nodes, workers, func(i int) error {
+	if err := parallel(ctx, sc.nodes, o.workers, func(i int) error {
 		_, err := client.CoreV1().Nodes().Create(ctx, fakeNode(i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return result{}, fmt.Errorf("create nodes: %w", err)
 	}
-	if err := parallel(ctx, sc.pods, workers, func(i int) error {
-		_, err := client.CoreV1().Pods("default").Create(ctx, pendingPod(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return result{}, fmt.Errorf("create pods: %w", err)
+	createPods := func() error {
+		return parallel(ctx, sc.pods, o.workers, func(i int) error {
+			_, err := client.CoreV1().Pods("default").Create(ctx, pendingPod(i), metav1.CreateOptions{})
+			return err
+		})
+	}
+	var creating time.Duration
+	if !o.createWhileRunning {
+		t0 := time.Now()
+		if err := createPods(); err != nil {
+			return result{}, fmt.Errorf("create pods: %w", err)
+		}
+		creating = time.Since(t0)
 	}
 
 	// Count bindings through a watch, as a user of the API sees them.
@@ -161,7 +183,7 @@ func run(sc scenario, binary string, workers, bindConcurrency int, protobuf bool
 	}
 	defer w.Stop()
 
-	sched, err := scheduler.New(scheduler.Config{Client: client, BindConcurrency: bindConcurrency})
+	sched, err := scheduler.New(scheduler.Config{Client: client, BindConcurrency: o.bindConcurrency})
 	if err != nil {
 		return result{}, err
 	}
@@ -173,12 +195,20 @@ func run(sc scenario, binary string, workers, bindConcurrency int, protobuf bool
 	// Stop the scheduler before the apiserver, so that it drains cleanly.
 	defer func() { stopSched(); <-schedDone }()
 	var synced atomic.Int64
+	syncDone := make(chan struct{})
 	go func() {
+		defer close(syncDone)
 		for !sched.Synced() && schedCtx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
 		synced.Store(time.Now().UnixNano())
 	}()
+	createErr := make(chan error, 1)
+	if o.createWhileRunning {
+		<-syncDone
+		start = time.Now()
+		go func() { createErr <- createPods() }()
+	}
 
 	bound := map[string]bool{}
 	deadline := time.After(10 * time.Minute)
@@ -196,15 +226,30 @@ func run(sc scenario, binary string, workers, bindConcurrency int, protobuf bool
 				bound[p.Name] = true
 				last = time.Now()
 			}
+		case err := <-createErr:
+			if err != nil {
+				return result{}, fmt.Errorf("create pods: %w", err)
+			}
 		case <-deadline:
 			return result{}, fmt.Errorf("only %d of %d pods bound after 10 minutes", len(bound), sc.pods)
 		}
+	}
+	if o.createWhileRunning {
+		return result{scheduling: last.Sub(start), total: last.Sub(start)}, nil
 	}
 	syncedAt := time.Unix(0, synced.Load())
 	if syncedAt.IsZero() || syncedAt.Before(start) {
 		syncedAt = start
 	}
-	return result{scheduling: last.Sub(syncedAt), total: last.Sub(start)}, nil
+	return result{scheduling: last.Sub(syncedAt), total: last.Sub(start), creating: creating}, nil
+}
+
+type runOptions struct {
+	binary             string
+	workers            int
+	bindConcurrency    int
+	protobuf           bool
+	createWhileRunning bool
 }
 
 func fakeNode(i int) *v1.Node {
