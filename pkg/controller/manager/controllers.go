@@ -11,6 +11,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/controller/deployment"
 	"github.com/kube-lite/kube-lite/pkg/controller/garbagecollector"
+	"github.com/kube-lite/kube-lite/pkg/controller/job"
 	"github.com/kube-lite/kube-lite/pkg/controller/namespace"
 	"github.com/kube-lite/kube-lite/pkg/controller/nodeipam"
 	"github.com/kube-lite/kube-lite/pkg/controller/nodelifecycle"
@@ -21,15 +22,13 @@ func initializers() map[string]initFunc {
 	return map[string]initFunc{
 		"deployment":       startDeployment,
 		"replicaset":       startReplicaSet,
-		"job":              notYet,
+		"job":              startJob,
 		"garbagecollector": startGarbageCollector,
 		"nodelifecycle":    startNodeLifecycle,
 		"nodeipam":         startNodeIPAM,
 		"namespace":        startNamespace,
 	}
 }
-
-func notYet(context.Context, *controllerContext) (runFunc, error) { return nil, nil }
 
 func startDeployment(_ context.Context, cc *controllerContext) (runFunc, error) {
 	f := cc.informers
@@ -87,4 +86,10 @@ func startNodeLifecycle(_ context.Context, cc *controllerContext) (runFunc, erro
 	c := nodelifecycle.New(cc.client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(),
 		nodelifecycle.Config{GracePeriod: cc.opts.NodeMonitorGracePeriod, MonitorPeriod: cc.opts.NodeMonitorPeriod}, cc.metrics, cc.clock)
 	return func(ctx context.Context) { c.Run(ctx, 2) }, nil
+}
+
+func startJob(_ context.Context, cc *controllerContext) (runFunc, error) {
+	f := cc.informers
+	c := job.New(cc.client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), cc.metrics, cc.clock)
+	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentJobSyncs) }, nil
 }

@@ -1,0 +1,409 @@
+// Package job runs a Job's pods to completion: up to parallelism at once,
+// until completions succeeded, failing the Job past backoffLimit or
+// activeDeadlineSeconds.
+package job
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
+)
+
+// Name is the controller's name in --controllers and in its queue metrics.
+const Name = "job"
+
+const (
+	labelControllerUID       = "batch.kubernetes.io/controller-uid"
+	labelJobName             = "batch.kubernetes.io/job-name"
+	legacyLabelControllerUID = "controller-uid"
+	legacyLabelJobName       = "job-name"
+
+	defaultBackoffLimit = 6
+)
+
+var controllerKind = batchv1.SchemeGroupVersion.WithKind("Job")
+
+// Controller reconciles Jobs.
+type Controller struct {
+	client       kubernetes.Interface
+	jobLister    batchlisters.JobLister
+	podLister    corelisters.PodLister
+	synced       []cache.InformerSynced
+	queue        controllerutil.Queue
+	expectations *controllerutil.Expectations
+	clock        clock.Clock
+
+	mu       sync.Mutex
+	deleting map[string]map[types.UID]bool
+}
+
+// New wires the controller to the shared informers.
+func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods coreinformers.PodInformer, mp workqueue.MetricsProvider, clk clock.Clock) *Controller {
+	c := &Controller{
+		client:       client,
+		jobLister:    jobs.Lister(),
+		podLister:    pods.Lister(),
+		synced:       []cache.InformerSynced{jobs.Informer().HasSynced, pods.Informer().HasSynced},
+		queue:        controllerutil.NewQueue(Name, mp),
+		expectations: controllerutil.NewExpectations(clk),
+		clock:        clk,
+		deleting:     map[string]map[types.UID]bool{},
+	}
+	_, _ = jobs.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
+	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { c.podEvent(obj, true, false) },
+		UpdateFunc: func(oldObj, obj any) {
+			if oldObj.(*corev1.Pod).ResourceVersion != obj.(*corev1.Pod).ResourceVersion {
+				c.podEvent(obj, false, false)
+			}
+		},
+		DeleteFunc: func(obj any) { c.podEvent(obj, false, true) },
+	})
+	return c
+}
+
+func (c *Controller) podEvent(obj any, added, deleted bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
+			return
+		}
+	}
+	ref := controllerutil.ControllerRef(pod)
+	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+		return
+	}
+	job, err := c.jobLister.Jobs(pod.Namespace).Get(ref.Name)
+	if err != nil || job.UID != ref.UID {
+		return
+	}
+	key, _ := controllerutil.KeyFunc(job)
+	switch {
+	case deleted || pod.DeletionTimestamp != nil:
+		c.observeDeletion(key, pod.UID)
+	case added:
+		c.expectations.CreationObserved(key)
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) observeDeletion(key string, uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.deleting[key]; m[uid] {
+		delete(m, uid)
+		c.expectations.DeletionObserved(key)
+	}
+}
+
+// Run processes Jobs with workers goroutines until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.queue.ShutDown()
+	if !controllerutil.WaitForSync(ctx, Name, c.synced...) {
+		return
+	}
+	controllerutil.RunWorkers(ctx, Name, c.queue, workers, c.sync)
+}
+
+func condTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func finished(job *batchv1.Job) bool {
+	return condTrue(job, batchv1.JobComplete) || condTrue(job, batchv1.JobFailed)
+}
+
+func (c *Controller) selector(job *batchv1.Job) (labels.Selector, error) {
+	if job.Spec.Selector == nil {
+		// The apiserver normally generates one; select on our own label.
+		return labels.SelectorFromSet(labels.Set{labelControllerUID: string(job.UID)}), nil
+	}
+	return metav1.LabelSelectorAsSelector(job.Spec.Selector)
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := c.jobLister.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.expectations.Forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if finished(cached) {
+		return nil
+	}
+	job := cached.DeepCopy()
+	sel, err := c.selector(job)
+	if err != nil {
+		return nil
+	}
+	all, err := c.podLister.Pods(ns).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	patch := func(ctx context.Context, ns, name string, b []byte) (*corev1.Pod, error) {
+		return c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{})
+	}
+	canAdopt := func(ctx context.Context) error {
+		fresh, err := c.client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if fresh.UID != job.UID || fresh.DeletionTimestamp != nil {
+			return fmt.Errorf("job %s is gone or being deleted", key)
+		}
+		return nil
+	}
+	pods, err := controllerutil.Claim(ctx, job, controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, all, patch, canAdopt)
+	if err != nil {
+		return err
+	}
+
+	now := c.clock.Now()
+	var active []*corev1.Pod
+	var succeeded, failed, ready, restarts int32
+	for _, p := range pods {
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded:
+			succeeded++
+		case p.Status.Phase == corev1.PodFailed:
+			failed++
+		case p.DeletionTimestamp == nil:
+			active = append(active, p)
+			if controllerutil.IsPodReady(p) {
+				ready++
+			}
+			for _, cs := range p.Status.ContainerStatuses {
+				restarts += cs.RestartCount
+			}
+		}
+	}
+	st := job.Status.DeepCopy()
+	st.Succeeded, st.Failed, st.Ready = succeeded, failed, &ready
+	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
+	if st.StartTime == nil && !suspended {
+		t := metav1.NewTime(now)
+		st.StartTime = &t
+	}
+
+	backoffLimit := int32(defaultBackoffLimit)
+	if job.Spec.BackoffLimit != nil {
+		backoffLimit = *job.Spec.BackoffLimit
+	}
+	var failReason, failMessage string
+	switch {
+	case failed > backoffLimit || (job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && restarts > 0 && restarts >= backoffLimit && backoffLimit > 0):
+		failReason, failMessage = batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
+	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended &&
+		!now.Before(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second)):
+		failReason, failMessage = batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"
+	}
+
+	parallelism := int32(1)
+	if job.Spec.Parallelism != nil {
+		parallelism = *job.Spec.Parallelism
+	}
+	complete := false
+	if job.Spec.Completions != nil {
+		complete = succeeded >= *job.Spec.Completions
+	} else {
+		// Work-queue Job: done once a pod succeeded and none still runs.
+		complete = succeeded > 0 && len(active) == 0
+	}
+
+	var manageErr error
+	activeCount := len(active)
+	switch {
+	case failReason != "":
+		manageErr = c.deletePods(ctx, key, active)
+		setCondition(st, batchv1.JobFailureTarget, failReason, failMessage, now)
+		setCondition(st, batchv1.JobFailed, failReason, failMessage, now)
+		slog.Info("job failed", "job", key, "reason", failReason)
+	case complete:
+		manageErr = c.deletePods(ctx, key, active)
+		setCondition(st, batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods", now)
+		setCondition(st, batchv1.JobComplete, "", "", now)
+		t := metav1.NewTime(now)
+		st.CompletionTime = &t
+		slog.Info("job complete", "job", key)
+	case c.expectations.Satisfied(key):
+		want := parallelism
+		if suspended {
+			want = 0
+		} else if job.Spec.Completions != nil {
+			want = min(parallelism, *job.Spec.Completions-succeeded)
+		} else if succeeded > 0 {
+			want = 0
+		}
+		want = max(want, 0)
+		var delta int
+		delta, manageErr = c.manage(ctx, key, job, active, int(want))
+		activeCount += delta
+	}
+	if failReason != "" || complete {
+		activeCount = 0
+	}
+	st.Active = int32(activeCount)
+	if job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && failReason == "" && !complete {
+		left := st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second).Sub(now)
+		c.queue.AddAfter(key, controllerutil.ResyncAfter(left))
+	}
+	if !apiequality.Semantic.DeepEqual(&job.Status, st) {
+		job.Status = *st
+		if _, err := c.client.BatchV1().Jobs(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("update status of job %s: %w", key, err)
+		}
+	}
+	return manageErr
+}
+
+func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg string, now time.Time) {
+	for _, c := range st.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg,
+		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
+}
+
+// manage creates or deletes pods so that want are active; it returns by
+// how much the active count changed, as status reports it right away.
+func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want int) (int, error) {
+	diff := len(active) - want
+	switch {
+	case diff < 0:
+		n := -diff
+		c.expectations.Expect(key, n, 0)
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := c.createPod(ctx, job); err != nil {
+					c.expectations.CreationObserved(key)
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		var first error
+		failed := 0
+		for err := range errs {
+			failed++
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return n - failed, fmt.Errorf("create pod for job %s: %w", key, first)
+		}
+		return n, nil
+	case diff > 0:
+		// Delete the newest first: they did the least work.
+		victims := append([]*corev1.Pod(nil), active...)
+		for i := 1; i < len(victims); i++ {
+			for j := i; j > 0 && victims[j].CreationTimestamp.After(victims[j-1].CreationTimestamp.Time); j-- {
+				victims[j], victims[j-1] = victims[j-1], victims[j]
+			}
+		}
+		return -diff, c.deletePods(ctx, key, victims[:diff])
+	}
+	return 0, nil
+}
+
+func (c *Controller) deletePods(ctx context.Context, key string, pods []*corev1.Pod) error {
+	if len(pods) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	m := map[types.UID]bool{}
+	for _, p := range pods {
+		m[p.UID] = true
+	}
+	c.deleting[key] = m
+	c.mu.Unlock()
+	c.expectations.Expect(key, 0, len(pods))
+	var errs []error
+	for _, p := range pods {
+		err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err != nil {
+			c.observeDeletion(key, p.UID)
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("delete pods of job %s: %v", key, errs)
+	}
+	return nil
+}
+
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job) error {
+	lbls := map[string]string{}
+	for k, v := range job.Spec.Template.Labels {
+		lbls[k] = v
+	}
+	if job.Spec.Selector == nil {
+		lbls[labelControllerUID] = string(job.UID)
+		lbls[legacyLabelControllerUID] = string(job.UID)
+		lbls[labelJobName] = job.Name
+		lbls[legacyLabelJobName] = job.Name
+	}
+	var ann map[string]string
+	if len(job.Spec.Template.Annotations) > 0 {
+		ann = map[string]string{}
+		for k, v := range job.Spec.Template.Annotations {
+			ann[k] = v
+		}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    job.Name + "-",
+			Namespace:       job.Namespace,
+			Labels:          lbls,
+			Annotations:     ann,
+			OwnerReferences: []metav1.OwnerReference{controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind)},
+		},
+		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	_, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	return err
+}

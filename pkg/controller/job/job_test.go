@@ -1,0 +1,165 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/controllertest"
+	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
+)
+
+var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func newJob(mutate func(*batchv1.Job)) *batchv1.Job {
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "default", UID: "job-uid"},
+		Spec: batchv1.JobSpec{
+			Parallelism:  ptr.To[int32](2),
+			Completions:  ptr.To[int32](3),
+			BackoffLimit: ptr.To[int32](2),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{labelControllerUID: "job-uid"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelControllerUID: "job-uid"}},
+				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			},
+		},
+	}
+	if mutate != nil {
+		mutate(j)
+	}
+	return j
+}
+
+func pods(job *batchv1.Job, phases ...corev1.PodPhase) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i, ph := range phases {
+		out = append(out, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", UID: types.UID(fmt.Sprintf("p%d", i)),
+				Labels: job.Spec.Template.Labels, OwnerReferences: []metav1.OwnerReference{controllerutil.NewControllerRef(job, "batch/v1", "Job")}},
+			Status: corev1.PodStatus{Phase: ph},
+		})
+	}
+	return out
+}
+
+const (
+	run  = corev1.PodRunning
+	ok   = corev1.PodSucceeded
+	fail = corev1.PodFailed
+)
+
+func TestSync(t *testing.T) {
+	tests := []struct {
+		name        string
+		job         *batchv1.Job
+		phases      []corev1.PodPhase
+		after       time.Duration
+		wantCreates int
+		wantDeletes int
+		wantCond    batchv1.JobConditionType
+		wantReason  string
+		wantStatus  string
+	}{
+		{name: "starts parallelism pods", job: newJob(nil), wantCreates: 2, wantStatus: "active=2 succeeded=0 failed=0"},
+		{name: "never more than the completions left", job: newJob(nil), phases: []corev1.PodPhase{ok, ok}, wantCreates: 1, wantStatus: "active=1 succeeded=2 failed=0"},
+		{name: "replaces a failed pod within backoffLimit", job: newJob(nil), phases: []corev1.PodPhase{fail, fail, run}, wantCreates: 1, wantStatus: "active=2 succeeded=0 failed=2"},
+		{name: "complete at completions", job: newJob(nil), phases: []corev1.PodPhase{ok, ok, ok}, wantCond: batchv1.JobComplete, wantStatus: "active=0 succeeded=3 failed=0"},
+		{name: "failed past backoffLimit, active pods deleted", job: newJob(nil), phases: []corev1.PodPhase{fail, fail, fail, run},
+			wantDeletes: 1, wantCond: batchv1.JobFailed, wantReason: batchv1.JobReasonBackoffLimitExceeded, wantStatus: "active=0 succeeded=0 failed=3"},
+		{name: "failed past activeDeadlineSeconds", job: newJob(func(j *batchv1.Job) {
+			j.Spec.ActiveDeadlineSeconds = ptr.To[int64](30)
+			j.Status.StartTime = &metav1.Time{Time: now}
+		}), phases: []corev1.PodPhase{run, run}, after: time.Minute,
+			wantDeletes: 2, wantCond: batchv1.JobFailed, wantReason: batchv1.JobReasonDeadlineExceeded, wantStatus: "active=0 succeeded=0 failed=0"},
+		{name: "work queue: done when one succeeded and none runs", job: newJob(func(j *batchv1.Job) { j.Spec.Completions = nil }),
+			phases: []corev1.PodPhase{ok, fail}, wantCond: batchv1.JobComplete, wantStatus: "active=0 succeeded=1 failed=1"},
+		{name: "suspended: no pods", job: newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), phases: []corev1.PodPhase{run},
+			wantDeletes: 1, wantStatus: "active=0 succeeded=0 failed=0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			client := controllertest.NewClientset()
+			f := informers.NewSharedInformerFactory(client, 0)
+			clk := clocktesting.NewFakeClock(now)
+			c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clk)
+			_, _ = client.BatchV1().Jobs("default").Create(ctx, tt.job, metav1.CreateOptions{})
+			_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(tt.job)
+			for _, p := range pods(tt.job, tt.phases...) {
+				_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+				_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+			}
+			client.ClearActions()
+			clk.Step(tt.after)
+			if err := c.sync(ctx, "default/pi"); err != nil {
+				t.Fatal(err)
+			}
+			creates, deletes := 0, 0
+			for _, w := range controllertest.Writes(client) {
+				switch w {
+				case "create pods":
+					creates++
+				case "delete pods":
+					deletes++
+				}
+			}
+			if creates != tt.wantCreates || deletes != tt.wantDeletes {
+				t.Errorf("created %d, deleted %d pods; want %d and %d", creates, deletes, tt.wantCreates, tt.wantDeletes)
+			}
+			got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+			if s := fmt.Sprintf("active=%d succeeded=%d failed=%d", got.Status.Active, got.Status.Succeeded, got.Status.Failed); s != tt.wantStatus {
+				t.Errorf("status %s, want %s", s, tt.wantStatus)
+			}
+			var cond *batchv1.JobCondition
+			for i := range got.Status.Conditions {
+				ct := got.Status.Conditions[i].Type
+				if ct == batchv1.JobComplete || ct == batchv1.JobFailed {
+					cond = &got.Status.Conditions[i]
+				}
+			}
+			switch {
+			case tt.wantCond == "" && cond != nil:
+				t.Errorf("unexpected terminal condition %s", cond.Type)
+			case tt.wantCond != "" && (cond == nil || cond.Type != tt.wantCond || cond.Reason != tt.wantReason):
+				t.Errorf("condition %+v, want %s/%s", cond, tt.wantCond, tt.wantReason)
+			}
+			if tt.wantCond == batchv1.JobComplete && got.Status.CompletionTime == nil {
+				t.Error("complete without completionTime")
+			}
+		})
+	}
+}
+
+func TestExpectationsPreventDoubleCreate(t *testing.T) {
+	ctx := context.Background()
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
+	j := newJob(nil)
+	_, _ = client.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(j)
+	for range 3 {
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	creates := 0
+	for _, w := range controllertest.Writes(client) {
+		if w == "create pods" {
+			creates++
+		}
+	}
+	if creates != 2 {
+		t.Fatalf("%d pods created by three syncs on a stale cache, want 2", creates)
+	}
+}
