@@ -2,29 +2,65 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/defaulttolerationseconds"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/limitranger"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/namespacelifecycle"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/resourcequota"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/serviceaccount"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
+	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
 // defaultAdmission is the built-in plugin chain, in upstream's order.
 func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error) {
+	objs := storeReader{s: s}
+	// TODO(integrator): pass the server's configured clock; Server keeps none yet.
+	accounts := serviceAccountStore{storeReader: objs, clock: clock.RealClock{}}
+	limits := limitranger.New(objs)
+	sa := serviceaccount.New(accounts)
 	return &admission.Chain{
+		Mutators: []admission.Mutator{
+			sa,
+			limits,
+			defaulttolerationseconds.New(),
+		},
 		Validators: []admission.Validator{
 			namespacelifecycle.New(namespaceGetter{s: s}),
+			limits,
+			sa,
+			// Last: it charges usage, which a later refusal would leave behind.
+			resourcequota.New(objs, objs),
 		},
 	}, nil
+}
+
+// storeFor finds a resource's store. It reads s.stores rather than the REST
+// handler because the chain is built before the handler exists.
+func (s *Server) storeFor(gr schema.GroupResource) (*handler.Store, bool) {
+	for _, st := range s.stores {
+		if st.GroupVersion.Group == gr.Group && st.Name == gr.Resource {
+			return st, true
+		}
+	}
+	return nil, false
 }
 
 // namespaceGetter reads namespaces from storage for admission plugins.
 type namespaceGetter struct{ s *Server }
 
 func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	st, ok := g.s.Store(schema.GroupResource{Resource: "namespaces"})
+	st, ok := g.s.storeFor(schema.GroupResource{Resource: "namespaces"})
 	if !ok {
 		return &corev1.Namespace{}, nil
 	}
@@ -33,4 +69,120 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 		return nil, handler.StorageError(err, schema.GroupResource{Resource: "namespaces"}, name)
 	}
 	return ns, nil
+}
+
+// storeReader adapts the server's stores to the plugins' reader interfaces.
+type storeReader struct{ s *Server }
+
+// list reads every object of gr in namespace (all namespaces when empty).
+func (r storeReader) list(ctx context.Context, gr schema.GroupResource, namespace string) (runtime.Object, bool, error) {
+	st, ok := r.s.storeFor(gr)
+	if !ok {
+		return nil, false, nil
+	}
+	prefix := st.Prefix
+	if st.Namespaced && namespace != "" {
+		prefix += namespace + "/"
+	}
+	out := st.NewList()
+	if err := st.Storage.List(ctx, prefix, storage.ListOptions{}, out); err != nil {
+		return nil, true, handler.StorageError(err, gr, "")
+	}
+	return out, true, nil
+}
+
+// ListObjects implements resourcequota.Objects.
+func (r storeReader) ListObjects(ctx context.Context, gr schema.GroupResource, namespace string) ([]runtime.Object, error) {
+	list, ok, err := r.list(ctx, gr, namespace)
+	if err != nil || !ok {
+		return nil, err
+	}
+	objs, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", gr, err)
+	}
+	return objs, nil
+}
+
+// ListLimitRanges implements limitranger.Lister.
+func (r storeReader) ListLimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error) {
+	list, ok, err := r.list(ctx, schema.GroupResource{Resource: "limitranges"}, namespace)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return list.(*corev1.LimitRangeList).Items, nil
+}
+
+var quotaGR = schema.GroupResource{Resource: "resourcequotas"}
+
+// ListResourceQuotas implements resourcequota.Quotas.
+func (r storeReader) ListResourceQuotas(ctx context.Context, namespace string) ([]corev1.ResourceQuota, error) {
+	list, ok, err := r.list(ctx, quotaGR, namespace)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return list.(*corev1.ResourceQuotaList).Items, nil
+}
+
+// UpdateResourceQuota implements resourcequota.Quotas with the storage's
+// compare-and-swap on the quota's resourceVersion.
+func (r storeReader) UpdateResourceQuota(ctx context.Context, namespace, name string, update func(*corev1.ResourceQuota) error) error {
+	st, ok := r.s.storeFor(quotaGR)
+	if !ok {
+		return fmt.Errorf("resourcequotas are not served")
+	}
+	// The plugin's own refusal must reach it as it was made, not as a
+	// storage failure.
+	var refused error
+	err := st.Storage.GuaranteedUpdate(ctx, st.Key(namespace, name), &corev1.ResourceQuota{}, false, nil,
+		func(cur runtime.Object) (runtime.Object, error) {
+			q := cur.(*corev1.ResourceQuota).DeepCopy()
+			if refused = update(q); refused != nil {
+				return nil, refused
+			}
+			return q, nil
+		})
+	if refused != nil {
+		return refused
+	}
+	if err != nil {
+		return handler.StorageError(err, quotaGR, name)
+	}
+	return nil
+}
+
+var serviceAccountGR = schema.GroupResource{Resource: "serviceaccounts"}
+
+// serviceAccountStore implements serviceaccount.Accounts.
+type serviceAccountStore struct {
+	storeReader
+	clock clock.PassiveClock
+}
+
+func (a serviceAccountStore) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	st, ok := a.s.storeFor(serviceAccountGR)
+	if !ok {
+		return nil, fmt.Errorf("serviceaccounts are not served")
+	}
+	sa := &corev1.ServiceAccount{}
+	if err := st.Storage.Get(ctx, st.Key(namespace, name), sa); err != nil {
+		return nil, handler.StorageError(err, serviceAccountGR, name)
+	}
+	return sa, nil
+}
+
+func (a serviceAccountStore) CreateServiceAccount(ctx context.Context, sa *corev1.ServiceAccount) error {
+	st, ok := a.s.storeFor(serviceAccountGR)
+	if !ok {
+		return fmt.Errorf("serviceaccounts are not served")
+	}
+	sa = sa.DeepCopy()
+	sa.UID = uuid.NewUUID()
+	sa.CreationTimestamp = metav1.NewTime(a.clock.Now())
+	st.Strategy.Default(sa)
+	st.Strategy.PrepareForCreate(ctx, sa)
+	if err := st.Storage.Create(ctx, st.Key(sa.Namespace, sa.Name), sa, &corev1.ServiceAccount{}); err != nil {
+		return handler.StorageError(err, serviceAccountGR, sa.Name)
+	}
+	return nil
 }
