@@ -1,0 +1,101 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func newJob(name string, completions, parallelism, backoffLimit int32, exitCode string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: batchv1.JobSpec{
+			Completions:  ptr.To(completions),
+			Parallelism:  ptr.To(parallelism),
+			BackoffLimit: ptr.To(backoffLimit),
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{exitCodeAnnotation: exitCode}},
+				Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever,
+					Containers: []v1.Container{{Name: "c", Image: "busybox:1"}}},
+			},
+		},
+	}
+}
+
+func (c *cluster) waitJobCondition(name string, want batchv1.JobConditionType) *batchv1.Job {
+	c.t.Helper()
+	var job *batchv1.Job
+	waitFor(c.t, "job "+name+" "+string(want), func() (bool, error) {
+		j, err := c.client.BatchV1().Jobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		job = j
+		for _, cond := range j.Status.Conditions {
+			if cond.Type == want && cond.Status == v1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return job
+}
+
+func (c *cluster) jobPods(job *batchv1.Job) []v1.Pod {
+	c.t.Helper()
+	list, err := c.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var out []v1.Pod
+	for _, p := range list.Items {
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == job.UID {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestJobRunsToCompletion(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	if _, err := c.client.BatchV1().Jobs(ns).Create(context.Background(), newJob("ok", 4, 2, 6, "0"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job := c.waitJobCondition("ok", batchv1.JobComplete)
+	if job.Status.Succeeded != 4 || job.Status.Failed != 0 || job.Status.CompletionTime == nil {
+		t.Errorf("status %+v, want 4 succeeded and a completion time", job.Status)
+	}
+	if n := len(c.jobPods(job)); n != 4 {
+		t.Errorf("%d pods, want exactly the 4 completions", n)
+	}
+}
+
+func TestJobRespectsBackoffLimit(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	if _, err := c.client.BatchV1().Jobs(ns).Create(context.Background(), newJob("crash", 1, 1, 2, "1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job := c.waitJobCondition("crash", batchv1.JobFailed)
+	var reason string
+	for _, cond := range job.Status.Conditions {
+		if cond.Type == batchv1.JobFailed {
+			reason = cond.Reason
+		}
+	}
+	if reason != batchv1.JobReasonBackoffLimitExceeded {
+		t.Errorf("Failed reason %q, want %s", reason, batchv1.JobReasonBackoffLimitExceeded)
+	}
+	// backoffLimit 2 allows two retries: three pods in all, all failed.
+	if job.Status.Failed != 3 {
+		t.Errorf("status.failed %d, want 3", job.Status.Failed)
+	}
+	if n := len(c.jobPods(job)); n != 3 {
+		t.Errorf("%d pods created, want 3", n)
+	}
+}
