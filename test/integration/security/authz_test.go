@@ -1,0 +1,211 @@
+package security_test
+
+import (
+	"testing"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-lite/kube-lite/test/integration/framework"
+)
+
+func TestViewerMayReadButNotWrite(t *testing.T) {
+	_, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	viewer := client(t, sec.Viewer)
+	if _, err := viewer.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("viewer list pods: %v", err)
+	}
+	_, err := viewer.CoreV1().Pods("default").Create(ctx, boundPod("p", ""), metav1.CreateOptions{})
+	st := wantStatus(t, "viewer creates a pod", err, 403, metav1.StatusReasonForbidden)
+	want := `pods is forbidden: User "viewer" cannot create resource "pods" in API group "" in the namespace "default"`
+	if st.Message != want {
+		t.Fatalf("message\n got %s\nwant %s", st.Message, want)
+	}
+	_, err = viewer.CoreV1().Secrets("default").Get(ctx, "x", metav1.GetOptions{})
+	st = wantStatus(t, "viewer reads a secret", err, 403, metav1.StatusReasonForbidden)
+	if want := `secrets "x" is forbidden: User "viewer" cannot get resource "secrets" in API group "" in the namespace "default"`; st.Message != want {
+		t.Fatalf("message\n got %s\nwant %s", st.Message, want)
+	}
+	_, err = viewer.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	st = wantStatus(t, "viewer lists nodes", err, 403, metav1.StatusReasonForbidden)
+	if want := `nodes is forbidden: User "viewer" cannot list resource "nodes" in API group "" at the cluster scope`; st.Message != want {
+		t.Fatalf("message\n got %s\nwant %s", st.Message, want)
+	}
+	// Discovery is for every authenticated user.
+	if _, err := viewer.Discovery().ServerGroups(); err != nil {
+		t.Fatalf("viewer discovery: %v", err)
+	}
+}
+
+func TestRoleBindingGrantsInItsNamespaceOnly(t *testing.T) {
+	s, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "cm-writer", Namespace: "default"},
+		Rules:      []rbacv1.PolicyRule{{Verbs: []string{"create", "get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}},
+	}
+	if _, err := s.Client.RbacV1().Roles("default").Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "carol-cm", Namespace: "default"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "cm-writer"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "carol"}},
+	}
+	if _, err := s.Client.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	carolCfg := sec.CertConfig(t, "carol", "devs")
+	framework.WaitAllowed(t, carolCfg, &authzv1.ResourceAttributes{Verb: "create", Resource: "configmaps", Namespace: "default"})
+	carol := client(t, carolCfg)
+	_, err := carol.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
+	wantStatus(t, "carol creates a configmap in default", err, 200, "")
+	_, err = carol.CoreV1().ConfigMaps("kube-system").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
+	wantStatus(t, "carol creates a configmap in kube-system", err, 403, metav1.StatusReasonForbidden)
+	err = carol.CoreV1().ConfigMaps("default").Delete(ctx, "c", metav1.DeleteOptions{})
+	wantStatus(t, "carol deletes the configmap", err, 403, metav1.StatusReasonForbidden)
+}
+
+func TestNodeAuthorizer(t *testing.T) {
+	s, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	createNode(t, s.Client, "n1")
+	createNode(t, s.Client, "n2")
+	for _, name := range []string{"used-on-n1", "used-on-n2", "unused"} {
+		if _, err := s.Client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Client.CoreV1().Pods("default").Create(ctx, boundPod("on-n1", "n1", "used-on-n1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Client.CoreV1().Pods("default").Create(ctx, boundPod("on-n2", "n2", "used-on-n2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n1cfg := sec.NodeConfigs["n1"]
+	// The node graph follows pods through a watch.
+	framework.WaitAllowed(t, n1cfg, &authzv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "default", Name: "used-on-n1"})
+	n1 := client(t, n1cfg)
+	status := []byte(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","lastHeartbeatTime":null,"lastTransitionTime":null}]}}`)
+	podStatus := []byte(`{"status":{"phase":"Running"}}`)
+
+	cases := []struct {
+		name   string
+		do     func() error
+		code   int32
+		reason metav1.StatusReason
+		msg    string
+	}{
+		{"patch own node status", func() error {
+			_, err := n1.CoreV1().Nodes().Patch(ctx, "n1", types.StrategicMergePatchType, status, metav1.PatchOptions{}, "status")
+			return err
+		}, 200, "", ""},
+		{"patch another node", func() error {
+			_, err := n1.CoreV1().Nodes().Patch(ctx, "n2", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+			return err
+		}, 403, metav1.StatusReasonForbidden,
+			`nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes" in API group "" at the cluster scope: can only modify its own Node`},
+		{"patch another node's status", func() error {
+			_, err := n1.CoreV1().Nodes().Patch(ctx, "n2", types.StrategicMergePatchType, status, metav1.PatchOptions{}, "status")
+			return err
+		}, 403, metav1.StatusReasonForbidden, ""},
+		{"read every node", func() error { _, err := n1.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{}); return err }, 200, "", ""},
+		{"patch status of own pod", func() error {
+			_, err := n1.CoreV1().Pods("default").Patch(ctx, "on-n1", types.StrategicMergePatchType, podStatus, metav1.PatchOptions{}, "status")
+			return err
+		}, 200, "", ""},
+		{"patch status of a pod on n2", func() error {
+			_, err := n1.CoreV1().Pods("default").Patch(ctx, "on-n2", types.StrategicMergePatchType, podStatus, metav1.PatchOptions{}, "status")
+			return err
+		}, 403, metav1.StatusReasonForbidden,
+			`pods "on-n2" is forbidden: User "system:node:n1" cannot patch resource "pods/status" in API group "" in the namespace "default": no relationship found between node 'n1' and this object`},
+		{"patch a pod on n2", func() error {
+			_, err := n1.CoreV1().Pods("default").Patch(ctx, "on-n2", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+			return err
+		}, 403, metav1.StatusReasonForbidden, ""},
+		{"get own pod", func() error { _, err := n1.CoreV1().Pods("default").Get(ctx, "on-n1", metav1.GetOptions{}); return err }, 200, "", ""},
+		{"get a pod on n2", func() error { _, err := n1.CoreV1().Pods("default").Get(ctx, "on-n2", metav1.GetOptions{}); return err }, 403, metav1.StatusReasonForbidden, ""},
+		{"watch pods bound to it", func() error {
+			_, err := n1.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=n1"})
+			return err
+		}, 200, "", ""},
+		{"read a secret its pod uses", func() error {
+			_, err := n1.CoreV1().Secrets("default").Get(ctx, "used-on-n1", metav1.GetOptions{})
+			return err
+		}, 200, "", ""},
+		{"read a secret only a pod on n2 uses", func() error {
+			_, err := n1.CoreV1().Secrets("default").Get(ctx, "used-on-n2", metav1.GetOptions{})
+			return err
+		}, 403, metav1.StatusReasonForbidden, ""},
+		{"read a secret no pod uses", func() error {
+			_, err := n1.CoreV1().Secrets("default").Get(ctx, "unused", metav1.GetOptions{})
+			return err
+		}, 403, metav1.StatusReasonForbidden,
+			`secrets "unused" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'n1' and this object`},
+		{"list secrets", func() error { _, err := n1.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); return err }, 403, metav1.StatusReasonForbidden, ""},
+		{"create an event", func() error {
+			_, err := n1.CoreV1().Events("default").Create(ctx, &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Name: "e1"},
+				InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "n1"},
+				Reason:         "Starting", Message: "kubelet starting", Type: corev1.EventTypeNormal,
+			}, metav1.CreateOptions{})
+			return err
+		}, 200, "", ""},
+		{"create a configmap", func() error {
+			_, err := n1.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+			return err
+		}, 403, metav1.StatusReasonForbidden, ""},
+		{"delete a pod on n2", func() error { return n1.CoreV1().Pods("default").Delete(ctx, "on-n2", metav1.DeleteOptions{}) }, 403, metav1.StatusReasonForbidden, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := wantStatus(t, tc.name, tc.do(), tc.code, tc.reason)
+			if tc.msg != "" && st.Message != tc.msg {
+				t.Fatalf("message\n got %s\nwant %s", st.Message, tc.msg)
+			}
+		})
+	}
+}
+
+func TestCanI(t *testing.T) {
+	_, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	viewer := client(t, sec.Viewer)
+	cases := []struct {
+		ra    *authzv1.ResourceAttributes
+		nra   *authzv1.NonResourceAttributes
+		allow bool
+	}{
+		{ra: &authzv1.ResourceAttributes{Verb: "list", Resource: "pods", Namespace: "default"}, allow: true},
+		{ra: &authzv1.ResourceAttributes{Verb: "get", Resource: "deployments", Group: "apps", Namespace: "kube-system"}, allow: true},
+		{ra: &authzv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: "default"}},
+		{ra: &authzv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "default"}},
+		{ra: &authzv1.ResourceAttributes{Verb: "delete", Resource: "nodes"}},
+		{nra: &authzv1.NonResourceAttributes{Verb: "get", Path: "/apis"}, allow: true},
+		{nra: &authzv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}},
+	}
+	for _, tc := range cases {
+		r, err := viewer.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
+			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: tc.ra, NonResourceAttributes: tc.nra},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("review %+v %+v: %v", tc.ra, tc.nra, err)
+		}
+		if r.Status.Allowed != tc.allow {
+			t.Errorf("can-i %+v %+v: allowed=%v, want %v", tc.ra, tc.nra, r.Status.Allowed, tc.allow)
+		}
+	}
+	// Admins may ask for others; viewers may not.
+	sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{User: "viewer",
+		ResourceAttributes: &authzv1.ResourceAttributes{Verb: "watch", Resource: "pods", Namespace: "default"}}}
+	r, err := client(t, sec.Admin).AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	if err != nil || !r.Status.Allowed {
+		t.Fatalf("admin asks for viewer: %v %+v", err, r)
+	}
+	_, err = viewer.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	wantStatus(t, "viewer asks for someone", err, 403, metav1.StatusReasonForbidden)
+}
