@@ -63,7 +63,9 @@ func TestBootstrapGrants(t *testing.T) {
 	res := func(u *request.User, verb, group, resource, sub, ns string) authz.Attributes {
 		return authz.Attributes{User: u, ResourceRequest: true, Verb: verb, APIGroup: group, Resource: resource, Subresource: sub, Namespace: ns}
 	}
-	path := func(u *request.User, p string) authz.Attributes { return authz.Attributes{User: u, Verb: "get", Path: p} }
+	path := func(u *request.User, p string) authz.Attributes {
+		return authz.Attributes{User: u, Verb: "get", Path: p}
+	}
 	anon := &request.User{Name: "system:anonymous", Groups: []string{Unauthenticated}}
 	cases := []struct {
 		name string
