@@ -27,14 +27,14 @@ func (s *Scheduler) addInformers() {
 
 	_, _ = s.unscheduledFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if pod, ok := obj.(*v1.Pod); ok && s.responsibleFor(pod) && !s.cache.IsAssumedPod(pod) {
+			if pod, ok := obj.(*v1.Pod); ok && s.responsibleFor(pod) && !s.cache.HasPod(pod) {
 				s.queue.Add(pod)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			oldPod, _ := oldObj.(*v1.Pod)
 			pod, ok := newObj.(*v1.Pod)
-			if !ok || s.cache.IsAssumedPod(pod) {
+			if !ok || s.cache.HasPod(pod) {
 				return
 			}
 			if !s.responsibleFor(pod) {

@@ -207,7 +207,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	}
 	cycle := s.queue.SchedulingCycle()
 	pod := qp.Pod
-	if pod.DeletionTimestamp != nil || s.cache.IsAssumedPod(pod) {
+	// A stale queue entry: the pod is being deleted, or was assumed or
+	// bound while it waited.
+	if pod.DeletionTimestamp != nil || s.cache.HasPod(pod) {
 		s.queue.Done(qp)
 		return true
 	}

@@ -139,6 +139,15 @@ func (c *Cache) ForgetPod(pod *v1.Pod) {
 	}
 }
 
+// HasPod reports whether pod is counted on a node, assumed or bound: such a
+// pod needs no scheduling.
+func (c *Cache) HasPod(pod *v1.Pod) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.pods[pod.UID]
+	return ok
+}
+
 // IsAssumedPod reports whether pod is assumed and not yet confirmed.
 func (c *Cache) IsAssumedPod(pod *v1.Pod) bool {
 	c.mu.RLock()
