@@ -1,0 +1,241 @@
+// Package noderestriction limits what a kubelet, authenticated as
+// system:node:<name> in group system:nodes, may write: its own Node (without
+// control-plane labels or taint changes), the status of pods bound to it,
+// mirror pods for itself, deletion of pods bound to it, and its own Lease.
+// Authorization decides which resources a node may touch at all; this
+// plugin decides which objects.
+package noderestriction
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
+)
+
+const (
+	nodeUserPrefix   = "system:node:"
+	nodesGroup       = "system:nodes"
+	mirrorAnnotation = "kubernetes.io/config.mirror"
+)
+
+// Plugin is the NodeRestriction admission plugin.
+type Plugin struct{}
+
+// New returns the plugin.
+func New() *Plugin { return &Plugin{} }
+
+// Name implements admission.Validator.
+func (p *Plugin) Name() string { return "NodeRestriction" }
+
+// NodeName returns the node a user is, or "" when it is not a node.
+func NodeName(u *request.User) string {
+	if u == nil {
+		return ""
+	}
+	name, ok := strings.CutPrefix(u.Name, nodeUserPrefix)
+	if !ok || name == "" {
+		return ""
+	}
+	for _, g := range u.Groups {
+		if g == nodesGroup {
+			return name
+		}
+	}
+	return ""
+}
+
+// Validate implements admission.Validator.
+func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
+	node := NodeName(a.User)
+	if node == "" || a.Resource == nil {
+		return nil
+	}
+	gr := a.Resource.GroupVersionResource().GroupResource()
+	var err error
+	switch {
+	case gr.Group == "" && gr.Resource == "pods":
+		err = p.pod(node, a)
+	case gr.Group == "" && gr.Resource == "nodes":
+		err = p.node(node, a)
+	case gr.Group == coordinationv1.GroupName && gr.Resource == "leases":
+		if a.Namespace != corev1.NamespaceNodeLease {
+			err = fmt.Errorf("can only access leases in the %q namespace", corev1.NamespaceNodeLease)
+		} else if a.Name != node {
+			err = fmt.Errorf("can only access node lease with the same name as the requesting node")
+		}
+	}
+	if err != nil {
+		return apierrors.NewForbidden(gr, a.Name, err)
+	}
+	return nil
+}
+
+func nodeNameOf(obj runtime.Object) string {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return pod.Spec.NodeName
+	}
+	return ""
+}
+
+func (p *Plugin) pod(node string, a *admission.Attributes) error {
+	switch {
+	case a.Subresource == "status":
+		if a.Operation != admission.Update {
+			return fmt.Errorf("unexpected operation %q", a.Operation)
+		}
+		if nodeNameOf(a.OldObject) != node {
+			return fmt.Errorf("node %q can only update pod status for pods with spec.nodeName set to itself", node)
+		}
+		return nil
+	case a.Subresource != "":
+		return fmt.Errorf("unexpected subresource %q", a.Subresource)
+	}
+	switch a.Operation {
+	case admission.Create:
+		pod, ok := a.Object.(*corev1.Pod)
+		if !ok {
+			return nil
+		}
+		if _, mirror := pod.Annotations[mirrorAnnotation]; !mirror {
+			return fmt.Errorf("pod does not have %q annotation, node %q can only create mirror pods", mirrorAnnotation, node)
+		}
+		if pod.Spec.NodeName != node {
+			return fmt.Errorf("node %q can only create pods with spec.nodeName set to itself", node)
+		}
+		return nil
+	case admission.Delete:
+		if nodeNameOf(a.OldObject) != node {
+			return fmt.Errorf("node %q can only delete pods with spec.nodeName set to itself", node)
+		}
+		return nil
+	default:
+		return fmt.Errorf("unexpected operation %q, node %q can only create and delete mirror pods", a.Operation, node)
+	}
+}
+
+func (p *Plugin) node(node string, a *admission.Attributes) error {
+	if a.Name != node {
+		return fmt.Errorf("node %q is not allowed to modify node %q", node, a.Name)
+	}
+	newNode, _ := a.Object.(*corev1.Node)
+	oldNode, _ := a.OldObject.(*corev1.Node)
+	switch a.Operation {
+	case admission.Create:
+		if newNode == nil {
+			return nil
+		}
+		if bad := forbiddenLabels(newNode.Labels, nil); len(bad) > 0 {
+			return fmt.Errorf("node %q is not allowed to set the following labels: %s", node, strings.Join(bad, ", "))
+		}
+	case admission.Update:
+		if newNode == nil || oldNode == nil {
+			return nil
+		}
+		if bad := forbiddenLabels(newNode.Labels, oldNode.Labels); len(bad) > 0 {
+			return fmt.Errorf("node %q is not allowed to modify labels: %s", node, strings.Join(bad, ", "))
+		}
+		// A node that could drop or change its taints could draw pods meant
+		// to stay away. Upstream refuses any change; adding taints is let
+		// through here because our kubelet adds its configured taints to an
+		// existing untainted Node when it restarts.
+		if a.Subresource == "" && !keepsTaints(newNode.Spec.Taints, oldNode.Spec.Taints) {
+			return fmt.Errorf("node %q is not allowed to modify taints", node)
+		}
+	}
+	return nil
+}
+
+// kubeletLabels are the kubernetes.io labels a kubelet sets on itself.
+var kubeletLabels = map[string]bool{
+	"kubernetes.io/hostname": true, "kubernetes.io/arch": true, "kubernetes.io/os": true,
+	"beta.kubernetes.io/instance-type": true, "node.kubernetes.io/instance-type": true,
+	"beta.kubernetes.io/arch": true, "beta.kubernetes.io/os": true,
+	"failure-domain.beta.kubernetes.io/zone": true, "failure-domain.beta.kubernetes.io/region": true,
+	"topology.kubernetes.io/zone": true, "topology.kubernetes.io/region": true,
+}
+
+// kubeletLabelDomains are namespaces of labels kubelets may set freely.
+var kubeletLabelDomains = []string{"kubelet.kubernetes.io", "node.kubernetes.io"}
+
+func domainOf(label string) string {
+	if i := strings.Index(label, "/"); i >= 0 {
+		return label[:i]
+	}
+	return ""
+}
+
+func inDomain(domain, base string) bool {
+	return domain == base || strings.HasSuffix(domain, "."+base)
+}
+
+func isKubeletLabel(label string) bool {
+	if kubeletLabels[label] {
+		return true
+	}
+	d := domainOf(label)
+	for _, base := range kubeletLabelDomains {
+		if inDomain(d, base) {
+			return true
+		}
+	}
+	return false
+}
+
+// forbiddenLabels lists the labels of newLabels a node may not set or
+// change (compared with oldLabels), and those it may not remove, sorted.
+func forbiddenLabels(newLabels, oldLabels map[string]string) []string {
+	bad := map[string]bool{}
+	forbidden := func(label string) bool {
+		d := domainOf(label)
+		if inDomain(d, "node-restriction.kubernetes.io") {
+			return true
+		}
+		return (inDomain(d, "kubernetes.io") || inDomain(d, "k8s.io")) && !isKubeletLabel(label)
+	}
+	for k, v := range newLabels {
+		if old, ok := oldLabels[k]; ok && old == v {
+			continue
+		}
+		if forbidden(k) {
+			bad[k] = true
+		}
+	}
+	for k := range oldLabels {
+		if _, ok := newLabels[k]; !ok && forbidden(k) {
+			bad[k] = true
+		}
+	}
+	out := make([]string, 0, len(bad))
+	for k := range bad {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// keepsTaints reports whether every old taint is still there unchanged.
+func keepsTaints(newTaints, oldTaints []corev1.Taint) bool {
+	for _, o := range oldTaints {
+		found := false
+		for _, n := range newTaints {
+			if apiequality.Semantic.DeepEqual(o, n) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

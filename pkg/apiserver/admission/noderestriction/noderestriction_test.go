@@ -1,0 +1,95 @@
+package noderestriction
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
+)
+
+var (
+	podsRes   = &registry.Resource{GroupVersion: schema.GroupVersion{Version: "v1"}, Name: "pods", Namespaced: true}
+	nodesRes  = &registry.Resource{GroupVersion: schema.GroupVersion{Version: "v1"}, Name: "nodes"}
+	leasesRes = &registry.Resource{GroupVersion: schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, Name: "leases", Namespaced: true}
+	n1        = &request.User{Name: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
+)
+
+func podOn(node string, mirror bool) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: node}}
+	if mirror {
+		p.Annotations = map[string]string{mirrorAnnotation: "hash"}
+	}
+	return p
+}
+
+func nodeWith(name string, labels map[string]string, taints ...corev1.Taint) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.NodeSpec{Taints: taints}}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name     string
+		user     *request.User
+		res      *registry.Resource
+		op       admission.Operation
+		sub      string
+		ns, obj  string
+		new, old runtime.Object
+		wantErr  string
+	}{
+		{"no user (security off)", nil, nodesRes, admission.Update, "", "", "n2", nodeWith("n2", nil), nodeWith("n2", nil), ""},
+		{"other users unaffected", &request.User{Name: "admin", Groups: []string{"system:masters"}}, nodesRes, admission.Update, "", "", "n2", nodeWith("n2", nil), nodeWith("n2", nil), ""},
+		{"node name without nodes group is not a node", &request.User{Name: "system:node:n1"}, nodesRes, admission.Update, "", "", "n2", nodeWith("n2", nil), nodeWith("n2", nil), ""},
+		{"own node status", n1, nodesRes, admission.Update, "status", "", "n1", nodeWith("n1", nil), nodeWith("n1", nil), ""},
+		{"other node", n1, nodesRes, admission.Update, "status", "", "n2", nodeWith("n2", nil), nodeWith("n2", nil), `nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"`},
+		{"kubelet labels", n1, nodesRes, admission.Create, "", "", "n1", nodeWith("n1", map[string]string{"kubernetes.io/hostname": "n1", "topology.kubernetes.io/zone": "a", "node.kubernetes.io/exclude-from-external-load-balancers": "", "team": "x"}), nil, ""},
+		{"reserved label on create", n1, nodesRes, admission.Create, "", "", "n1", nodeWith("n1", map[string]string{"node-role.kubernetes.io/control-plane": ""}), nil,
+			`node "n1" is not allowed to set the following labels: node-role.kubernetes.io/control-plane`},
+		{"restriction label on update", n1, nodesRes, admission.Update, "", "", "n1",
+			nodeWith("n1", map[string]string{"node-restriction.kubernetes.io/secure": "yes"}), nodeWith("n1", nil),
+			`node "n1" is not allowed to modify labels: node-restriction.kubernetes.io/secure`},
+		{"unchanged reserved label kept", n1, nodesRes, admission.Update, "", "", "n1",
+			nodeWith("n1", map[string]string{"example.k8s.io/x": "1", "a": "b"}), nodeWith("n1", map[string]string{"example.k8s.io/x": "1"}), ""},
+		{"taints removed", n1, nodesRes, admission.Update, "", "", "n1", nodeWith("n1", nil), nodeWith("n1", nil, corev1.Taint{Key: "k", Effect: corev1.TaintEffectNoSchedule}),
+			`node "n1" is not allowed to modify taints`},
+		{"taints added", n1, nodesRes, admission.Update, "", "", "n1", nodeWith("n1", nil, corev1.Taint{Key: "k", Effect: corev1.TaintEffectNoSchedule}), nodeWith("n1", nil), ""},
+		{"plain pod create", n1, podsRes, admission.Create, "", "ns", "p", podOn("n1", false), nil,
+			`pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods`},
+		{"mirror pod for itself", n1, podsRes, admission.Create, "", "ns", "p", podOn("n1", true), nil, ""},
+		{"mirror pod for another node", n1, podsRes, admission.Create, "", "ns", "p", podOn("n2", true), nil, `node "n1" can only create pods with spec.nodeName set to itself`},
+		{"status of own pod", n1, podsRes, admission.Update, "status", "ns", "p", podOn("n1", false), podOn("n1", false), ""},
+		{"status of pod on n2", n1, podsRes, admission.Update, "status", "ns", "p", podOn("n2", false), podOn("n2", false),
+			`pods "p" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself`},
+		{"pod spec update", n1, podsRes, admission.Update, "", "ns", "p", podOn("n1", false), podOn("n1", false), `unexpected operation "UPDATE"`},
+		{"delete own pod", n1, podsRes, admission.Delete, "", "ns", "p", nil, podOn("n1", false), ""},
+		{"delete pod on n2", n1, podsRes, admission.Delete, "", "ns", "p", nil, podOn("n2", false), `node "n1" can only delete pods with spec.nodeName set to itself`},
+		{"own lease", n1, leasesRes, admission.Update, "", "kube-node-lease", "n1", nil, nil, ""},
+		{"other lease", n1, leasesRes, admission.Create, "", "kube-node-lease", "n2", nil, nil, "can only access node lease with the same name as the requesting node"},
+		{"lease elsewhere", n1, leasesRes, admission.Create, "", "default", "n1", nil, nil, `can only access leases in the "kube-node-lease" namespace`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &admission.Attributes{Operation: tt.op, Resource: tt.res, Subresource: tt.sub, Namespace: tt.ns, Name: tt.obj,
+				Object: tt.new, OldObject: tt.old, User: tt.user}
+			err := New().Validate(context.Background(), a)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want Forbidden with %q", err, tt.wantErr)
+			}
+		})
+	}
+}
