@@ -210,14 +210,26 @@ func (s *store) CurrentRevision(ctx context.Context) (int64, error) {
 type current struct {
 	data []byte
 	rev  int64 // ModRevision; 0 when absent
+	// fresh says the read was linearizable. Writes start from a cheaper
+	// serializable read: their transaction compares the revision, so a
+	// stale read costs a retry, never a lost update. Any answer that is not
+	// a successful write (not found, a failed precondition, "no change") is
+	// only given from a fresh read.
+	fresh bool
 }
 
-func (s *store) readCurrent(ctx context.Context, k string) (current, error) {
-	resp, err := s.client.Get(ctx, k)
+func (s *store) readCurrent(ctx context.Context, k string, fresh bool) (current, error) {
+	var opts []clientv3.OpOption
+	if !fresh {
+		opts = append(opts, clientv3.WithSerializable())
+	}
+	resp, err := s.client.Get(ctx, k, opts...)
 	if err != nil {
 		return current{}, s.etcdError(k, "get", err)
 	}
-	return currentFromKvs(resp.Kvs), nil
+	c := currentFromKvs(resp.Kvs)
+	c.fresh = fresh
+	return c, nil
 }
 
 func currentFromKvs(kvs []*mvccpb.KeyValue) current {
@@ -228,19 +240,21 @@ func currentFromKvs(kvs []*mvccpb.KeyValue) current {
 }
 
 // currentFromElse reads the state that a failed transaction's Else Get
-// returned, saving a round trip on conflict.
+// returned, saving a round trip on conflict. A transaction is linearizable.
 func currentFromElse(resp *clientv3.TxnResponse) current {
-	if len(resp.Responses) == 0 {
-		return current{}
+	c := current{fresh: true}
+	if len(resp.Responses) > 0 {
+		c = currentFromKvs(resp.Responses[0].GetResponseRange().GetKvs())
+		c.fresh = true
 	}
-	return currentFromKvs(resp.Responses[0].GetResponseRange().GetKvs())
+	return c
 }
 
 // GuaranteedUpdate implements storage.Interface.
 func (s *store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc) error {
 	k := s.fullKey(key)
-	cur, err := s.readCurrent(ctx, k)
+	cur, err := s.readCurrent(ctx, k, false)
 	if err != nil {
 		return err
 	}
@@ -248,38 +262,16 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("etcd3: update %s: %w", key, err)
 		}
-		var obj runtime.Object
-		if cur.data == nil {
-			if !ignoreNotFound {
-				return storage.NewError(storage.ErrKeyNotFound, key, "not found")
+		data, err := s.tryUpdate(key, cur, out, ignoreNotFound, preconditions, tryUpdate)
+		if data == nil {
+			if !cur.fresh {
+				// The answer must not come from a stale read.
+				if cur, err = s.readCurrent(ctx, k, true); err != nil {
+					return err
+				}
+				continue
 			}
-			obj = s.newFunc()
-		} else {
-			obj = s.newFunc()
-			if err := s.decode(cur.data, obj, cur.rev); err != nil {
-				return err
-			}
-		}
-		if err := preconditions.Check(key, obj); err != nil {
 			return err
-		}
-		updated, err := tryUpdate(obj)
-		if err != nil {
-			return err
-		}
-		if updated == nil {
-			if cur.data == nil {
-				return storage.NewError(storage.ErrKeyNotFound, key, "not found")
-			}
-			return s.decode(cur.data, out, cur.rev)
-		}
-		data, err := s.encode(updated)
-		if err != nil {
-			return err
-		}
-		if cur.data != nil && bytes.Equal(data, cur.data) {
-			// Nothing changed: no write, no new resourceVersion, no watch event.
-			return s.decode(cur.data, out, cur.rev)
 		}
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", cur.rev)).
@@ -297,13 +289,50 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 	}
 }
 
+// tryUpdate computes what GuaranteedUpdate writes over cur. No data means
+// there is nothing to write: err is the answer to give, or nil when out
+// already holds the unchanged object.
+func (s *store) tryUpdate(key string, cur current, out runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc) ([]byte, error) {
+	obj := s.newFunc()
+	if cur.data == nil {
+		if !ignoreNotFound {
+			return nil, storage.NewError(storage.ErrKeyNotFound, key, "not found")
+		}
+	} else if err := s.decode(cur.data, obj, cur.rev); err != nil {
+		return nil, err
+	}
+	if err := preconditions.Check(key, obj); err != nil {
+		return nil, err
+	}
+	updated, err := tryUpdate(obj)
+	if err != nil {
+		return nil, err
+	}
+	if updated == nil {
+		if cur.data == nil {
+			return nil, storage.NewError(storage.ErrKeyNotFound, key, "not found")
+		}
+		return nil, s.decode(cur.data, out, cur.rev)
+	}
+	data, err := s.encode(updated)
+	if err != nil {
+		return nil, err
+	}
+	if cur.data != nil && bytes.Equal(data, cur.data) {
+		// Nothing changed: no write, no new resourceVersion, no watch event.
+		return nil, s.decode(cur.data, out, cur.rev)
+	}
+	return data, nil
+}
+
 // Delete implements storage.Interface. out gets the object as it was last
 // stored, with the resourceVersion of the deletion: the same object and
 // revision that the DELETED watch event carries.
 func (s *store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validate storage.ValidateDeletionFunc) error {
 	k := s.fullKey(key)
-	cur, err := s.readCurrent(ctx, k)
+	cur, err := s.readCurrent(ctx, k, false)
 	if err != nil {
 		return err
 	}
@@ -311,20 +340,14 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("etcd3: delete %s: %w", key, err)
 		}
-		if cur.data == nil {
-			return storage.NewError(storage.ErrKeyNotFound, key, "not found")
-		}
-		obj := s.newFunc()
-		if err := s.decode(cur.data, obj, cur.rev); err != nil {
-			return err
-		}
-		if err := preconditions.Check(key, obj); err != nil {
-			return err
-		}
-		if validate != nil {
-			if err := validate(ctx, obj); err != nil {
-				return err
+		if err := s.checkDelete(ctx, key, cur, preconditions, validate); err != nil {
+			if !cur.fresh {
+				if cur, err = s.readCurrent(ctx, k, true); err != nil {
+					return err
+				}
+				continue
 			}
+			return err
 		}
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", cur.rev)).
@@ -340,6 +363,25 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		}
 		return s.decode(cur.data, out, resp.Header.Revision)
 	}
+}
+
+// checkDelete says whether cur may be deleted.
+func (s *store) checkDelete(ctx context.Context, key string, cur current, preconditions *storage.Preconditions,
+	validate storage.ValidateDeletionFunc) error {
+	if cur.data == nil {
+		return storage.NewError(storage.ErrKeyNotFound, key, "not found")
+	}
+	obj := s.newFunc()
+	if err := s.decode(cur.data, obj, cur.rev); err != nil {
+		return err
+	}
+	if err := preconditions.Check(key, obj); err != nil {
+		return err
+	}
+	if validate != nil {
+		return validate(ctx, obj)
+	}
+	return nil
 }
 
 // etcdError turns etcd's failures into storage errors where the apiserver
