@@ -215,3 +215,33 @@ func TestNoOvercommit(t *testing.T) {
 		return len(evs) > 0 && strings.HasPrefix(evs[0].Message, "0/5 nodes are available: 5 Insufficient cpu."), nil
 	})
 }
+
+// A failed binding must give the node's room back (forget) and retry the
+// pod, which then binds.
+func TestBindingFailureForgetsAndRetries(t *testing.T) {
+	client := fake.NewClientset(testNode("only", "1", 110), testPod("p", "1"))
+	var binds sync.Map
+	bindingReactor(t, client, &binds)
+	var failed sync.Once
+	failedOnce := make(chan struct{})
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		handled := false
+		failed.Do(func() { handled = true; close(failedOnce) })
+		if handled {
+			return true, nil, fmt.Errorf("injected: etcd unavailable")
+		}
+		return false, nil, nil
+	})
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+	<-failedOnce
+	// The pod needs the whole node: it can only bind if the failed
+	// attempt's reservation was forgotten.
+	waitFor(t, "pod bound after the failed binding", func() (bool, error) {
+		node, ok := binds.Load("p")
+		return ok && node == "only", nil
+	})
+}

@@ -2,11 +2,15 @@ package scheduler
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/pkg/component"
 	"github.com/kube-lite/kube-lite/pkg/scheduler"
@@ -71,5 +75,52 @@ func TestLeaderFailover(t *testing.T) {
 	createPod(t, c, newPod("after", "100m"))
 	if node := waitBound(t, c, "after"); node != "n1" {
 		t.Fatalf("after failover: bound to %q, want n1", node)
+	}
+}
+
+// cutOff wraps a client config so that its requests fail once cut is set,
+// as if the process hung or lost its network: it can neither renew nor
+// release its Lease.
+func cutOff(cfg *rest.Config, cut *atomic.Bool) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			if cut.Load() {
+				return nil, errors.New("injected: leader cut off")
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	return c
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestLeaderCutOffIsReplacedAfterLeaseExpiry(t *testing.T) {
+	srv := framework.StartAPIServer(t)
+	c := srv.Client
+	createNode(t, c, "n1", "4")
+
+	var cut atomic.Bool
+	clientA, err := kubernetes.NewForConfig(cutOff(srv.Config, &cut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxA, cancelA := context.WithCancel(context.Background())
+	doneA := replica(t, ctxA, clientA, "replica-a")
+	t.Cleanup(func() { cancelA(); <-doneA })
+	waitFor(t, "replica-a to lead", func() (bool, error) { return holder(t, c) == "replica-a", nil })
+
+	ctxB, cancelB := context.WithCancel(context.Background())
+	doneB := replica(t, ctxB, c, "replica-b")
+	t.Cleanup(func() { cancelB(); <-doneB })
+
+	cut.Store(true)
+	waitFor(t, "replica-b to take over the unrenewed lease", func() (bool, error) { return holder(t, c) == "replica-b", nil })
+	createPod(t, c, newPod("after-crash", "100m"))
+	if node := waitBound(t, c, "after-crash"); node != "n1" {
+		t.Fatalf("bound to %q, want n1", node)
 	}
 }
