@@ -16,6 +16,8 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/defaulttolerationseconds"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/limitranger"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/namespacelifecycle"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/noderestriction"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/resourcequota"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/serviceaccount"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
@@ -29,6 +31,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 	accounts := serviceAccountStore{storeReader: objs, clock: clock.RealClock{}}
 	limits := limitranger.New(objs)
 	sa := serviceaccount.New(accounts)
+	namespaces := namespaceGetter{s: s}
 	return &admission.Chain{
 		Mutators: []admission.Mutator{
 			sa,
@@ -36,9 +39,12 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			defaulttolerationseconds.New(),
 		},
 		Validators: []admission.Validator{
-			namespacelifecycle.New(namespaceGetter{s: s}),
+			namespacelifecycle.New(namespaces),
 			limits,
 			sa,
+			// Skips requests without a user: servers without security.
+			noderestriction.New(),
+			podsecurity.New(namespaces),
 			// Last: it charges usage, which a later refusal would leave behind.
 			resourcequota.New(objs, objs),
 		},
