@@ -44,6 +44,8 @@ type Controller struct {
 	synced    []cache.InformerSynced
 	queue     controllerutil.Queue
 	clock     clock.Clock
+	// Events records what the controller did; set it before Run.
+	Events controllerutil.Recorder
 }
 
 // New wires the controller to the shared informers.
@@ -57,6 +59,7 @@ func New(client kubernetes.Interface, dInformer appsinformers.DeploymentInformer
 		synced:    []cache.InformerSynced{dInformer.Informer().HasSynced, rsInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue:     controllerutil.NewQueue(Name, mp),
 		clock:     clk,
+		Events:    controllerutil.NopRecorder{},
 	}
 	_, _ = dInformer.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
 	rsHandler := func(obj any) {
@@ -397,6 +400,9 @@ func (c *Controller) createNewRS(ctx context.Context, d *appsv1.Deployment, old 
 		return nil, fmt.Errorf("create replicaset for %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	slog.Info("created replicaset", "deployment", d.Namespace+"/"+d.Name, "replicaset", created.Name, "replicas", size)
+	if size > 0 {
+		c.Events.Eventf(d, corev1.EventTypeNormal, "ScalingReplicaSet", "Scaled up replica set %s from 0 to %d", created.Name, size)
+	}
 	if hasProgressDeadline(d) {
 		setCondition(&d.Status, newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, reasonNewRSCreated,
 			fmt.Sprintf("Created new replica set %q", created.Name), now))
@@ -423,6 +429,7 @@ func (c *Controller) scaleRS(ctx context.Context, d *appsv1.Deployment, rs *apps
 	if !sizeChanged && !annChanged {
 		return false, nil
 	}
+	from := rsReplicas(rs)
 	rs.Spec.Replicas = &size
 	updated, err := c.client.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{})
 	if err != nil {
@@ -431,6 +438,11 @@ func (c *Controller) scaleRS(ctx context.Context, d *appsv1.Deployment, rs *apps
 	*rs = *updated
 	if sizeChanged {
 		slog.Info("scaled replicaset", "deployment", d.Namespace+"/"+d.Name, "replicaset", rs.Name, "replicas", size)
+		dir := "up"
+		if size < from {
+			dir = "down"
+		}
+		c.Events.Eventf(d, corev1.EventTypeNormal, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d", dir, rs.Name, from, size)
 	}
 	return sizeChanged, nil
 }

@@ -52,6 +52,8 @@ type Controller struct {
 	queue        controllerutil.Queue
 	expectations *controllerutil.Expectations
 	clock        clock.Clock
+	// Events records what the controller did; set it before Run.
+	Events controllerutil.Recorder
 
 	mu       sync.Mutex
 	deleting map[string]map[types.UID]bool
@@ -67,6 +69,7 @@ func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods core
 		queue:        controllerutil.NewQueue(Name, mp),
 		expectations: controllerutil.NewExpectations(clk),
 		clock:        clk,
+		Events:       controllerutil.NopRecorder{},
 		deleting:     map[string]map[types.UID]bool{},
 	}
 	_, _ = jobs.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
@@ -249,17 +252,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	activeCount := len(active)
 	switch {
 	case failReason != "":
-		manageErr = c.deletePods(ctx, key, active)
+		manageErr = c.deletePods(ctx, job, key, active)
 		setCondition(st, batchv1.JobFailureTarget, failReason, failMessage, now)
 		setCondition(st, batchv1.JobFailed, failReason, failMessage, now)
 		slog.Info("job failed", "job", key, "reason", failReason)
+		c.Events.Eventf(job, corev1.EventTypeWarning, failReason, failMessage)
 	case complete:
-		manageErr = c.deletePods(ctx, key, active)
+		manageErr = c.deletePods(ctx, job, key, active)
 		setCondition(st, batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods", now)
 		setCondition(st, batchv1.JobComplete, "", "", now)
 		t := metav1.NewTime(now)
 		st.CompletionTime = &t
 		slog.Info("job complete", "job", key)
+		c.Events.Eventf(job, corev1.EventTypeNormal, "Completed", "Job completed")
 	case c.expectations.Satisfied(key):
 		want := parallelism
 		if suspended {
@@ -343,12 +348,12 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 				victims[j], victims[j-1] = victims[j-1], victims[j]
 			}
 		}
-		return -diff, c.deletePods(ctx, key, victims[:diff])
+		return -diff, c.deletePods(ctx, job, key, victims[:diff])
 	}
 	return 0, nil
 }
 
-func (c *Controller) deletePods(ctx context.Context, key string, pods []*corev1.Pod) error {
+func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, pods []*corev1.Pod) error {
 	if len(pods) == 0 {
 		return nil
 	}
@@ -368,7 +373,9 @@ func (c *Controller) deletePods(ctx context.Context, key string, pods []*corev1.
 			if !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
 			}
+			continue
 		}
+		c.Events.Eventf(job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("delete pods of job %s: %v", key, errs)
@@ -404,6 +411,11 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job) error {
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 	}
-	_, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	return err
+	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		c.Events.Eventf(job, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		return err
+	}
+	c.Events.Eventf(job, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
+	return nil
 }

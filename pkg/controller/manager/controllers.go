@@ -33,12 +33,14 @@ func initializers() map[string]initFunc {
 func startDeployment(_ context.Context, cc *controllerContext) (runFunc, error) {
 	f := cc.informers
 	c := deployment.New(cc.client, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), cc.metrics, cc.clock)
+	c.Events = cc.recorder("deployment-controller")
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentDeploymentSyncs) }, nil
 }
 
 func startReplicaSet(_ context.Context, cc *controllerContext) (runFunc, error) {
 	f := cc.informers
 	c := replicaset.New(cc.client, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), cc.metrics, cc.clock)
+	c.Events = cc.recorder("replicaset-controller")
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentReplicaSetSyncs) }, nil
 }
 
@@ -85,11 +87,13 @@ func startNodeLifecycle(_ context.Context, cc *controllerContext) (runFunc, erro
 	f := cc.informers
 	c := nodelifecycle.New(cc.client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(),
 		nodelifecycle.Config{GracePeriod: cc.opts.NodeMonitorGracePeriod, MonitorPeriod: cc.opts.NodeMonitorPeriod}, cc.metrics, cc.clock)
+	c.Events = cc.recorder("node-controller")
 	return func(ctx context.Context) { c.Run(ctx, 2) }, nil
 }
 
 func startJob(_ context.Context, cc *controllerContext) (runFunc, error) {
 	f := cc.informers
 	c := job.New(cc.client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), cc.metrics, cc.clock)
+	c.Events = cc.recorder("job-controller")
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentJobSyncs) }, nil
 }

@@ -10,9 +10,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/component"
@@ -27,6 +31,13 @@ type controllerContext struct {
 	informers informers.SharedInformerFactory
 	metrics   *controllerutil.QueueMetrics
 	clock     clock.Clock
+	events    record.EventBroadcaster
+}
+
+// recorder returns an event recorder reporting as component (upstream's
+// per-controller source names, e.g. "deployment-controller").
+func (cc *controllerContext) recorder(component string) record.EventRecorder {
+	return cc.events.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: component})
 }
 
 // runFunc runs one controller until ctx ends.
@@ -107,7 +118,10 @@ func (m *Manager) Run(ctx context.Context) error {
 func (m *Manager) runControllers(ctx context.Context) {
 	enabled, _ := EnabledControllers(m.opts.Controllers) // validated in New
 	factory := informers.NewSharedInformerFactory(m.client, resyncPeriod)
-	cc := &controllerContext{opts: m.opts, config: m.config, client: m.client, informers: factory, metrics: m.metrics, clock: m.clock}
+	events := record.NewBroadcaster(record.WithContext(ctx))
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: m.client.CoreV1().Events("")})
+	defer events.Shutdown()
+	cc := &controllerContext{opts: m.opts, config: m.config, client: m.client, informers: factory, metrics: m.metrics, clock: m.clock, events: events}
 	var runs []runFunc
 	var names []string
 	for _, name := range KnownControllers() {

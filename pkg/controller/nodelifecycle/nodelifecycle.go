@@ -55,6 +55,8 @@ type Controller struct {
 	evictions   controllerutil.Queue
 	clock       clock.Clock
 	cfg         Config
+	// Events records what the controller did; set it before Run.
+	Events controllerutil.Recorder
 
 	mu     sync.Mutex
 	health map[string]*nodeHealth
@@ -82,6 +84,7 @@ func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, leases c
 		evictions:   controllerutil.NewQueue(Name, mp),
 		clock:       clk,
 		cfg:         cfg,
+		Events:      controllerutil.NopRecorder{},
 		health:      map[string]*nodeHealth{},
 	}
 	_ = pods.Informer().AddIndexers(cache.Indexers{podsByNodeIndex: func(obj any) ([]string, error) {
@@ -226,6 +229,7 @@ func (c *Controller) monitorNode(ctx context.Context, n *corev1.Node) error {
 				return fmt.Errorf("mark node %s unknown: %w", n.Name, err)
 			}
 			slog.Info("node stopped reporting, marked Unknown", "node", n.Name, "grace", c.cfg.GracePeriod)
+			c.Events.Eventf(n, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", n.Name)
 			n = updated
 		}
 	}
@@ -398,5 +402,6 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 		return fmt.Errorf("evict pod %s: %w", key, err)
 	}
 	slog.Info("evicted pod from tainted node", "pod", key, "node", n.Name, "taints", taintKeys(taints))
+	c.Events.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s", key)
 	return nil
 }

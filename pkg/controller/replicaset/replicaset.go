@@ -50,6 +50,8 @@ type Controller struct {
 	queue        controllerutil.Queue
 	expectations *controllerutil.Expectations
 	clock        clock.Clock
+	// Events records what the controller did; set it before Run.
+	Events controllerutil.Recorder
 
 	// deleting remembers pods this controller deleted per RS key, so that
 	// the deletion is observed once, whichever of "deletionTimestamp set" or
@@ -69,6 +71,7 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 		queue:        controllerutil.NewQueue(Name, mp),
 		expectations: controllerutil.NewExpectations(clk),
 		clock:        clk,
+		Events:       controllerutil.NopRecorder{},
 		deleting:     map[string]map[types.UID]bool{},
 	}
 	_, _ = rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -312,8 +315,11 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.
 				c.observeDeletion(key, p)
 				if !apierrors.IsNotFound(err) {
 					errs = append(errs, err)
+					c.Events.Eventf(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
 				}
+				continue
 			}
+			c.Events.Eventf(rs, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 		}
 		if len(errs) > 0 {
 			return fmt.Errorf("%w of %s: %v", errDelete, key, errs)
@@ -370,11 +376,16 @@ func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 		},
 		Spec: *rs.Spec.Template.Spec.DeepCopy(),
 	}
-	_, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	created, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		c.Events.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		return err
+	}
+	c.Events.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
+	return nil
 }
 
 func copyMap(m map[string]string) map[string]string {

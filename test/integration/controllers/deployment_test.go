@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -47,6 +48,19 @@ func TestDeploymentReachesAvailable(t *testing.T) {
 	if len(live) != 5 || len(ready) != 5 {
 		t.Errorf("%d live, %d ready pods, want 5 and 5", len(live), len(ready))
 	}
+	// kubectl describe shows what the controllers did.
+	waitFor(t, "a ScalingReplicaSet event", func() (bool, error) {
+		evs, err := c.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=ScalingReplicaSet"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Kind == "Deployment" && e.Source.Component == "deployment-controller" && strings.HasPrefix(e.Message, "Scaled up replica set web-") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 }
 
 // TestRollingUpdateBoundsAndUndo rolls a new image out while watching every
