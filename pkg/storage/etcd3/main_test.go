@@ -84,9 +84,15 @@ func startEtcd(t testing.TB) *clientv3.Client {
 	return c
 }
 
+// apiScheme is read-only once built.
+var apiScheme = api.NewScheme()
+
+// storePrefix is the etcd prefix of a store built by newConfigMapStore.
+func storePrefix(s storage.Interface) string { return s.(*store).prefix }
+
 func newConfigMapStore(t testing.TB, c *clientv3.Client, opts ...Option) storage.Interface {
 	t.Helper()
-	s := api.NewScheme()
+	s := apiScheme
 	// Unique per store, so that -count=N runs start from nothing.
 	prefix := fmt.Sprintf("/registry-%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), storeSeq.Add(1))
 	return New(c, NewStorageCodec(s, corev1.SchemeGroupVersion), prefix,
