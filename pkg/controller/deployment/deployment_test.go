@@ -334,3 +334,30 @@ func TestAdoptsOrphanReplicaSet(t *testing.T) {
 }
 
 var _ runtime.Object = (*appsv1.Deployment)(nil)
+
+func TestScaleDuringRollout(t *testing.T) {
+	tests := []struct {
+		name     string
+		to       int32
+		maxTotal int32
+	}{
+		{name: "up", to: 10, maxTotal: 11},
+		{name: "down", to: 2, maxTotal: 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster(t, newDeployment(5, "v1"))
+			c.rollOut(5, 0)
+			c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "v2" })
+			for range 2 {
+				c.sync()
+				c.settle()
+			}
+			c.update(func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(tt.to) })
+			c.rollOut(tt.maxTotal, 0)
+			if got, want := c.sizes(), fmt.Sprintf("v1@1=0 v2@2=%d ", tt.to); got != want {
+				t.Fatalf("after scaling mid-rollout: %s, want %s", got, want)
+			}
+		})
+	}
+}

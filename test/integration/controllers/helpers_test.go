@@ -39,10 +39,17 @@ type cluster struct {
 // the given controllers (all when none are named).
 func start(t *testing.T, mutate func(*manager.Options)) *cluster {
 	t.Helper()
+	c := startWithoutManager(t)
+	c.runManager(mutate)
+	return c
+}
+
+// startWithoutManager runs the apiserver and the scheduler only.
+func startWithoutManager(t *testing.T) *cluster {
+	t.Helper()
 	srv := framework.StartAPIServer(t)
 	c := &cluster{t: t, cfg: srv.Config, client: srv.Client}
 	c.runScheduler()
-	c.runManager(mutate)
 	return c
 }
 
@@ -62,7 +69,8 @@ func testOptions() *manager.Options {
 	return o
 }
 
-func (c *cluster) runManager(mutate func(*manager.Options)) *manager.Manager {
+// runManager starts a controller manager; the returned func stops it.
+func (c *cluster) runManager(mutate func(*manager.Options)) context.CancelFunc {
 	o := testOptions()
 	if mutate != nil {
 		mutate(o)
@@ -71,8 +79,7 @@ func (c *cluster) runManager(mutate func(*manager.Options)) *manager.Manager {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.goUntilCleanup("controller-manager", m.Run)
-	return m
+	return c.goUntilCleanup("controller-manager", m.Run)
 }
 
 // goUntilCleanup runs f until the test ends.
