@@ -121,7 +121,8 @@ func TestX509(t *testing.T) {
 		return []*x509.Certificate{kp.Cert}
 	}
 	client := pki.CertSpec{CommonName: "alice", Organizations: []string{"dev", "ops"}, Usages: []pki.Usage{pki.UsageClient}}
-	a := &X509{Roots: ca.CertPool(), Clock: clocktesting.NewFakePassiveClock(now)}
+	clk := clocktesting.NewFakePassiveClock(now)
+	a := &X509{Roots: ca.CertPool(), Clock: clk}
 	late := &X509{Roots: ca.CertPool(), Clock: clocktesting.NewFakePassiveClock(now.Add(2 * pki.DefaultValidity))}
 	cases := []struct {
 		name    string
@@ -146,6 +147,18 @@ func TestX509(t *testing.T) {
 		}
 		if ok && (u.Name != "alice" || !slices.Equal(u.Groups, []string{"dev", "ops"})) {
 			t.Errorf("%s: %+v", tc.name, u)
+		}
+	}
+
+	// A remembered verification still ends when the certificate expires.
+	certs := issue(ca, client)
+	r := httptest.NewRequest(http.MethodGet, "/api", nil)
+	r.TLS = &tls.ConnectionState{PeerCertificates: certs}
+	for i, at := range []time.Time{now, now.Add(time.Hour), certs[0].NotAfter.Add(time.Second)} {
+		clk.SetTime(at)
+		_, ok, err := a.AuthenticateRequest(r)
+		if want := i < 2; ok != want {
+			t.Errorf("request %d at %s: ok=%v err=%v, want ok=%v", i, at, ok, err, want)
 		}
 	}
 }

@@ -151,9 +151,7 @@ func TestServiceAccountTokenDiesWithItsServiceAccount(t *testing.T) {
 func TestBoundTokenDiesWithItsPod(t *testing.T) {
 	s, sec := startSecure(t, nil)
 	ctx := ctxT(t)
-	if _, err := s.Client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ensureServiceAccount(t, s.Client, "default")
 	pod, err := s.Client.CoreV1().Pods("default").Create(ctx, boundPod("p", ""), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

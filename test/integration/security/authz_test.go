@@ -75,6 +75,7 @@ func TestNodeAuthorizer(t *testing.T) {
 	ctx := ctxT(t)
 	createNode(t, s.Client, "n1")
 	createNode(t, s.Client, "n2")
+	ensureServiceAccount(t, s.Client, "default")
 	for _, name := range []string{"used-on-n1", "used-on-n2", "unused"} {
 		if _, err := s.Client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

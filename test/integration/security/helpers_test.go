@@ -70,6 +70,21 @@ func createNode(t *testing.T, cs kubernetes.Interface, name string) {
 	}
 }
 
+// ensureServiceAccount creates a service account unless it exists (the
+// ServiceAccount admission plugin may have made "default" already).
+func ensureServiceAccount(t *testing.T, cs kubernetes.Interface, name string) *corev1.ServiceAccount {
+	t.Helper()
+	ctx := ctxT(t)
+	sa, err := cs.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		sa, err = cs.CoreV1().ServiceAccounts("default").Get(ctx, name, metav1.GetOptions{})
+	}
+	if err != nil {
+		t.Fatalf("service account %s: %v", name, err)
+	}
+	return sa
+}
+
 func boundPod(name, node string, secrets ...string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},

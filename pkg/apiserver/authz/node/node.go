@@ -79,8 +79,15 @@ func (z *Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Dec
 			return allow(z.graph.PodOnNode(node, a.Namespace, a.Name), noRelation)
 		}
 	case a.APIGroup == "" && oneOf(a.Resource, "secrets", "configmaps", "serviceaccounts", "persistentvolumeclaims"):
-		if a.Subresource == "" && a.Verb == "get" {
-			return allow(z.graph.NodeUses(node, Ref{Resource: a.Resource, Namespace: a.Namespace, Name: a.Name}), noRelation)
+		uses := func() bool {
+			return z.graph.NodeUses(node, Ref{Resource: a.Resource, Namespace: a.Namespace, Name: a.Name})
+		}
+		switch {
+		case a.Subresource == "" && a.Verb == "get":
+			return allow(uses(), noRelation)
+		case a.Resource == "serviceaccounts" && a.Subresource == "token" && a.Verb == "create":
+			// Projected service-account tokens for its pods.
+			return allow(uses(), noRelation)
 		}
 	case a.APIGroup == "" && a.Resource == "nodes":
 		switch {

@@ -139,6 +139,8 @@ func TestAuthorize(t *testing.T) {
 		{a("get", "", "secrets", "", "ns", "s2"), authz.NoOpinion},
 		{a("list", "", "secrets", "", "ns", ""), authz.NoOpinion},
 		{a("get", "", "serviceaccounts", "", "ns", "default"), authz.Allow},
+		{a("create", "", "serviceaccounts", "token", "ns", "default"), authz.Allow},
+		{a("create", "", "serviceaccounts", "token", "other", "default"), authz.NoOpinion},
 		{a("get", "", "configmaps", "", "ns", "s1"), authz.NoOpinion},
 		{a("get", "", "nodes", "", "", "n2"), authz.Allow},
 		{a("create", "", "nodes", "", "", ""), authz.Allow},
