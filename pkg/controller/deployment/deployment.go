@@ -250,7 +250,7 @@ func (c *Controller) checkPaused(ctx context.Context, d *appsv1.Deployment) (boo
 		return false, nil
 	}
 	_, err := c.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
-	return true, err
+	return true, err // the status write brings the Deployment back for the rest
 }
 
 // split returns the ReplicaSet running d's current template (oldest first
@@ -287,9 +287,11 @@ func (c *Controller) replicaSetsAndRevision(ctx context.Context, d *appsv1.Deplo
 		if hasProgressDeadline(d) && getCondition(&d.Status, appsv1.DeploymentProgressing) == nil {
 			setCondition(&d.Status, newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, reasonFoundNewRS,
 				fmt.Sprintf("Found new replica set %q", newRS.Name), now))
-			if _, err := c.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+			updated, err := c.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+			if err != nil {
 				return nil, nil, err
 			}
+			d.ResourceVersion = updated.ResourceVersion
 		}
 	case create:
 		if newRS, err = c.createNewRS(ctx, d, old, newRevision); err != nil {

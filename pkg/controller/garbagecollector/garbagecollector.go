@@ -166,8 +166,17 @@ func stripToMetadata(obj any) (any, error) {
 		return obj, nil
 	}
 	m, _ := u.Object["metadata"].(map[string]any)
+	kept := make(map[string]any, len(m))
+	for k, v := range m {
+		switch k {
+		case "managedFields", "annotations", "labels":
+			// The largest parts of metadata, and never read here.
+		default:
+			kept[k] = v
+		}
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": m,
+		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": kept,
 	}}, nil
 }
 
