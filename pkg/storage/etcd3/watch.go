@@ -39,6 +39,7 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 			return nil, err
 		}
 		fromRev = rv
+		initial = rv == 0
 	}
 	if !opts.Predicate.Empty() && opts.Predicate.GetAttrs == nil {
 		return nil, errors.New("etcd3: watch: a selector needs GetAttrs")
@@ -124,11 +125,13 @@ func (w *watcher) run(ctx context.Context) {
 	ectx, ecancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer ecancel()
 	ectx = clientv3.WithRequireLeader(ectx)
-	opts := []clientv3.OpOption{clientv3.WithRev(lastRev + 1), clientv3.WithPrevKV()}
-	if w.recursive {
-		opts = append(opts, clientv3.WithPrefix())
-	}
-	wch := w.store.client.Watch(ectx, w.key, opts...)
+	// The etcd watch starts at lastRev, not after it, and skips what it
+	// already sent: etcd answers progress requests on a stream only while
+	// every watch on it starts at or before the store's revision, so a
+	// watch waiting for the next revision would hold back every bookmark of
+	// an idle cluster until its next write.
+	early := lastRev > 0
+	wch := w.store.client.Watch(ectx, w.key, w.etcdOpts(lastRev, early)...)
 	if w.bookmarks {
 		defer w.store.progress.register()()
 	}
@@ -148,6 +151,12 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		if wres.CompactRevision != 0 {
+			if early && wres.CompactRevision == lastRev+1 {
+				// Only the revision already sent is compacted: start after it.
+				early = false
+				wch = w.store.client.Watch(ectx, w.key, w.etcdOpts(lastRev, false)...)
+				continue
+			}
 			w.sendStatus(ctx, expired(w.fromRev, wres.CompactRevision))
 			return
 		}
@@ -171,6 +180,9 @@ func (w *watcher) run(ctx context.Context) {
 			continue
 		}
 		for _, ev := range wres.Events {
+			if ev.Kv.ModRevision <= lastRev {
+				continue // sent already (the watch started early)
+			}
 			out, ok, err := w.convert(ev)
 			if err != nil {
 				w.sendError(ctx, err)
@@ -185,6 +197,20 @@ func (w *watcher) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// etcdOpts are the options of the etcd watch following revision rev; early
+// starts it at rev itself.
+func (w *watcher) etcdOpts(rev int64, early bool) []clientv3.OpOption {
+	start := rev + 1
+	if early {
+		start = rev
+	}
+	opts := []clientv3.OpOption{clientv3.WithRev(start), clientv3.WithPrevKV()}
+	if w.recursive {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	return opts
 }
 
 // sendInitial sends the current state as ADDED events and returns the

@@ -337,8 +337,12 @@ func TestCompactedHistoryIsGone(t *testing.T) {
 			t.Errorf("%s list of compacted revision: error %v, want ErrResourceVersionGone", name, err)
 		}
 	}
-	// The latest state is still there, and a watch from now works.
-	w = startWatch(t, s, "/configmaps", storage.ListOptions{ResourceVersion: fmt.Sprint(rev), Recursive: true})
+	// The latest state is still there, and a watch from the revision just
+	// before the compacted one works: it only asks for what is kept.
+	w = startWatch(t, s, "/configmaps", storage.ListOptions{ResourceVersion: fmt.Sprint(rev - 1), Recursive: true})
+	if got := describe(t, nextEvent(t, w)); got.typ != watch.Modified || got.name != "b" || got.rv != fmt.Sprint(rev) {
+		t.Errorf("watch from %d got %+v, want MODIFIED b at %d", rev-1, got, rev)
+	}
 	res := update(t, s, "a", setAnnotation("after", "compaction"))
 	if got := describe(t, nextEvent(t, w)); got.typ != watch.Modified || got.rv != res.ResourceVersion {
 		t.Errorf("watch after compaction got %+v, want MODIFIED at %s", got, res.ResourceVersion)
@@ -542,4 +546,26 @@ func TestWatchMarksTheEndOfInitialEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWatchBookmarksInAnIdleCluster(t *testing.T) {
+	bothClients(t, func(t *testing.T, c *clientv3.Client) {
+		s := newConfigMapStore(t, c, WithBookmarkInterval(50*time.Millisecond))
+		mustCreate(t, s, configMap("ns", "a", nil, nil))
+		rev, err := s.CurrentRevision(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nothing is written after this watch starts at the latest revision:
+		// the bookmark must not wait for a write.
+		w := startWatch(t, s, "/configmaps", storage.ListOptions{
+			ResourceVersion: fmt.Sprint(rev), Recursive: true, AllowWatchBookmarks: true})
+		ev := nextEvent(t, w)
+		if ev.Type != watch.Bookmark {
+			t.Fatalf("got %s, want BOOKMARK", ev.Type)
+		}
+		if got := ev.Object.(*corev1.ConfigMap).ResourceVersion; got != fmt.Sprint(rev) {
+			t.Errorf("bookmark at %s, want %d", got, rev)
+		}
+	})
 }
