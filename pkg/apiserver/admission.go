@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
@@ -20,6 +22,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/resourcequota"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/serviceaccount"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/webhook"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
@@ -32,11 +35,19 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 	limits := limitranger.New(objs)
 	sa := serviceaccount.New(accounts)
 	namespaces := namespaceGetter{s: s}
+	mutatingConfigs := webhook.NewCache[*admissionregistrationv1.MutatingWebhookConfiguration](
+		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "mutatingwebhookconfigurations"}), clock.RealClock{})
+	validatingConfigs := webhook.NewCache[*admissionregistrationv1.ValidatingWebhookConfiguration](
+		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "validatingwebhookconfigurations"}), clock.RealClock{})
+	// The caches live as long as the server's context.
+	go mutatingConfigs.Run(ctx)
+	go validatingConfigs.Run(ctx)
 	return &admission.Chain{
 		Mutators: []admission.Mutator{
 			sa,
 			limits,
 			defaulttolerationseconds.New(),
+			webhook.NewMutating(mutatingConfigs, namespaces),
 		},
 		Validators: []admission.Validator{
 			namespacelifecycle.New(namespaces),
@@ -45,7 +56,9 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			// Skips requests without a user: servers without security.
 			noderestriction.New(),
 			podsecurity.New(namespaces),
-			// Last: it charges usage, which a later refusal would leave behind.
+			webhook.NewValidating(validatingConfigs, namespaces),
+			// Last: it charges usage, which a later refusal would leave behind
+			// (upstream runs it after the webhooks too).
 			resourcequota.New(objs, objs),
 		},
 	}, nil
@@ -60,6 +73,22 @@ func (s *Server) storeFor(gr schema.GroupResource) (*handler.Store, bool) {
 		}
 	}
 	return nil, false
+}
+
+// watchAll watches every object of gr from the current state, ending the
+// initial events with a bookmark, for the webhook configuration caches.
+func (s *Server) watchAll(gr schema.GroupResource) webhook.WatchFunc {
+	return func(ctx context.Context) (watch.Interface, error) {
+		st, ok := s.storeFor(gr)
+		if !ok {
+			// Not served: an empty, synced and silent watch.
+			w := watch.NewFakeWithChanSize(1, false)
+			w.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+				Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}})
+			return w, nil
+		}
+		return st.Storage.Watch(ctx, st.Prefix, storage.ListOptions{Recursive: true, AllowWatchBookmarks: true, InitialEventsEndBookmark: true})
+	}
 }
 
 // namespaceGetter reads namespaces from storage for admission plugins.
