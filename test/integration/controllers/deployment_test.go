@@ -226,3 +226,56 @@ func (c *cluster) watchBounds(app string, maxLive, minReady int) func() []string
 		return append([]string(nil), violations...)
 	}
 }
+
+// TestRecreateNeverRunsBothTemplates: with the Recreate strategy no new pod
+// exists while an old one is still there.
+func TestRecreateNeverRunsBothTemplates(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	d := newDeployment("web", 3, "busybox:1")
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	if _, err := c.client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAvailable("web", 3)
+
+	f := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }))
+	inf := f.Core().V1().Pods().Informer()
+	var mu sync.Mutex
+	var mixed []string
+	check := func(any) {
+		images := map[string]bool{}
+		for _, obj := range inf.GetStore().List() {
+			images[obj.(*v1.Pod).Spec.Containers[0].Image] = true
+		}
+		if len(images) > 1 {
+			mu.Lock()
+			mixed = append(mixed, fmt.Sprint(images))
+			mu.Unlock()
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: check, UpdateFunc: func(_, o any) { check(o) }, DeleteFunc: check})
+	stop := make(chan struct{})
+	defer func() { close(stop); f.Shutdown() }()
+	f.Start(stop)
+	cache.WaitForCacheSync(stop, inf.HasSynced)
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := c.deployment("web")
+		d.Spec.Template.Spec.Containers[0].Image = "busybox:2"
+		_, err := c.client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.waitAvailable("web", 3)
+	c.waitImage("web", "busybox:2")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(mixed) > 0 {
+		t.Fatalf("old and new pods existed together: %v", mixed[0])
+	}
+}
