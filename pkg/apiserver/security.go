@@ -61,7 +61,8 @@ type SecurityOptions struct {
 	ClientCAFile string
 	// TokenAuthFile is a CSV of static tokens: token,user,uid,"g1,g2".
 	TokenAuthFile string
-	// ServiceAccountKeyFiles verify service-account tokens.
+	// ServiceAccountKeyFiles verify service-account tokens; empty means
+	// the signing key's public half.
 	ServiceAccountKeyFiles []string
 	// ServiceAccountSigningKeyFile signs tokens from TokenRequest.
 	ServiceAccountSigningKeyFile string
@@ -136,9 +137,6 @@ func (o *SecurityOptions) Validate() error {
 	if len(o.ServiceAccountIssuers) == 0 {
 		errs = append(errs, errors.New("--service-account-issuer may not be empty"))
 	}
-	if o.ServiceAccountSigningKeyFile != "" && len(o.ServiceAccountKeyFiles) == 0 {
-		errs = append(errs, errors.New("--service-account-signing-key-file needs --service-account-key-file to verify what it signs"))
-	}
 	return errors.Join(errs...)
 }
 
@@ -182,8 +180,13 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 		}
 		tokens = append(tokens, tf)
 	}
-	if len(o.ServiceAccountKeyFiles) > 0 {
-		keys, err := authn.LoadPublicKeys(o.ServiceAccountKeyFiles...)
+	keyFiles := o.ServiceAccountKeyFiles
+	if len(keyFiles) == 0 && o.ServiceAccountSigningKeyFile != "" {
+		// As upstream: what the server signs, it accepts.
+		keyFiles = []string{o.ServiceAccountSigningKeyFile}
+	}
+	if len(keyFiles) > 0 {
+		keys, err := authn.LoadPublicKeys(keyFiles...)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package security_test
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/authn"
 	"github.com/kube-lite/kube-lite/pkg/pki"
 	"github.com/kube-lite/kube-lite/test/integration/framework"
@@ -50,12 +50,6 @@ func TestAuthentication(t *testing.T) {
 	}
 	foreignCert := sec.TokenConfig("")
 	foreignCert.CertData, foreignCert.KeyData = foreign.CertPEM, foreign.KeyPEM
-
-	otherKey, err := authn.LoadSigningKey(sec.Layout.ServiceAccountKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = otherKey
 
 	cases := []struct {
 		name   string
@@ -104,7 +98,6 @@ func TestHealthWithoutCredentials(t *testing.T) {
 			t.Errorf("GET %s without credentials: %d, want %d", path, resp.StatusCode, want)
 		}
 	}
-	_ = http.StatusOK
 }
 
 func TestServiceAccountTokenDiesWithItsServiceAccount(t *testing.T) {
@@ -185,4 +178,22 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestAnonymousRequests(t *testing.T) {
+	_, sec := startSecure(t, func(sec *framework.Security) {
+		sec.Configure = func(o *apiserver.SecurityOptions) { o.AnonymousAuth = true }
+	})
+	ctx := ctxT(t)
+	anon := client(t, sec.Anonymous)
+	_, err := anon.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	st := wantStatus(t, "anonymous lists pods", err, 403, metav1.StatusReasonForbidden)
+	if want := `pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" in the namespace "default"`; st.Message != want {
+		t.Fatalf("message\n got %s\nwant %s", st.Message, want)
+	}
+	// Bad credentials are still refused, not treated as anonymous.
+	_, err = client(t, sec.TokenConfig("nope")).CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	wantStatus(t, "unknown token with anonymous requests on", err, 401, metav1.StatusReasonUnauthorized)
+	_, err = anon.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	wantStatus(t, "anonymous whoami (system:basic-user is for authenticated users)", err, 403, metav1.StatusReasonForbidden)
 }
