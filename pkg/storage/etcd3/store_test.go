@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -56,8 +57,10 @@ func TestCreateAndGet(t *testing.T) {
 	}
 }
 
-func TestCreateErrors(t *testing.T) {
-	s := newConfigMapStore(t, sharedClient)
+func TestCreateErrors(t *testing.T) { bothClients(t, testCreateErrors) }
+
+func testCreateErrors(t *testing.T, c *clientv3.Client) {
+	s := newConfigMapStore(t, c)
 	ctx := testCtx(t)
 	mustCreate(t, s, configMap("ns", "taken", nil, nil))
 
@@ -80,8 +83,10 @@ func TestCreateErrors(t *testing.T) {
 	}
 }
 
-func TestCreateAcceptsThreeMiB(t *testing.T) {
-	s := newConfigMapStore(t, sharedClient)
+func TestCreateAcceptsThreeMiB(t *testing.T) { bothClients(t, testCreateAcceptsThreeMiB) }
+
+func testCreateAcceptsThreeMiB(t *testing.T, c *clientv3.Client) {
+	s := newConfigMapStore(t, c)
 	big := configMap("ns", "big", nil, map[string]string{"k": strings.Repeat("x", 3<<20-1024)})
 	out := mustCreate(t, s, big)
 	if len(out.Data["k"]) != len(big.Data["k"]) {
