@@ -42,6 +42,7 @@ type Options struct {
 	ImageDir          string
 	CNIConfDir        string
 	CNIBinDir         string
+	CNIBridge         string
 	Address           string
 	Port              int
 	HealthzPort       int
@@ -77,6 +78,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ImageDir, "image-dir", "", "Import every OCI image tarball in this directory into containerd at start.")
 	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", "/etc/cni/net.d", "Where containerd's CRI plugin reads the CNI config.")
 	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", "/usr/lib/cni", "Where the CNI plugin binaries are.")
+	fs.StringVar(&o.CNIBridge, "cni-bridge", "cni0", "Host bridge of the pod network (several kubelets on one host need one each).")
 	fs.StringVar(&o.Address, "address", "0.0.0.0", "IP address to serve the kubelet API on.")
 	fs.IntVar(&o.Port, "port", 10250, "Port of the kubelet API (HTTPS).")
 	fs.IntVar(&o.HealthzPort, "healthz-port", 10248, "Port of the plain-HTTP /healthz on localhost; 0 disables.")
@@ -191,6 +193,8 @@ func (o *Options) Run(ctx context.Context) error {
 		slog.Info("imported images", "dir", o.ImageDir, "images", names, "took", time.Since(begin).Round(time.Millisecond))
 	}
 	metrics := kubelet.NewMetrics()
+	network := kubelet.NewCNINetwork(o.NodeName, o.CNIBinDir, o.CNIConfDir, filepath.Join(o.RootDir, "cni", "networks"))
+	network.Bridge = o.CNIBridge
 	kl, err := kubelet.New(kubelet.Config{
 		NodeName:                  o.NodeName,
 		NodeIP:                    o.NodeIP,
@@ -210,7 +214,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}, kubelet.Deps{
 		Client:  client,
 		Runtime: rt,
-		Network: kubelet.NewCNINetwork(o.NodeName, o.CNIBinDir, o.CNIConfDir, filepath.Join(o.RootDir, "cni", "networks")),
+		Network: network,
 		Volumes: &volume.Manager{Root: o.RootDir, Mounter: volume.SysMounter{}, Source: kubelet.APISource{Client: client}},
 		Metrics: metrics,
 	})

@@ -13,8 +13,11 @@ import (
 // and iproute2 routes to the other nodes.
 type CNINetwork struct {
 	BinDir, ConfDir, DataDir string
-	Routes                   cni.Routes
-	self                     string
+	// Bridge is the host bridge pods attach to (default cni0); nodes
+	// sharing a host need their own.
+	Bridge string
+	Routes cni.Routes
+	self   string
 }
 
 // NewCNINetwork returns a network for node self.
@@ -23,7 +26,7 @@ func NewCNINetwork(self, binDir, confDir, dataDir string) *CNINetwork {
 }
 
 func (n *CNINetwork) EnsureConfig(ctx context.Context, podCIDR string) error {
-	path, err := cni.Write(ctx, cni.Config{PodCIDR: podCIDR, DataDir: n.DataDir}, n.BinDir, n.ConfDir)
+	path, err := cni.Write(ctx, cni.Config{PodCIDR: podCIDR, DataDir: n.DataDir, Bridge: n.Bridge}, n.BinDir, n.ConfDir)
 	if err != nil {
 		return err
 	}

@@ -134,13 +134,19 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		for _, c := range rp.running() {
 			_ = kl.stopContainer(ctx, pod, c, 0, "sandbox changed")
 		}
+		key := string(pod.UID) + "/sandbox"
+		if in, left := kl.crashBackoff.InBackOffSinceUpdate(key); in {
+			// Woken early (e.g. by PLEG seeing the failed sandbox): keep the back-off.
+			publish(rp)
+			return left
+		}
 		if err := kl.createSandbox(ctx, pod, uint32(len(rp.Sandboxes))); err != nil {
 			kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-			key := string(pod.UID) + "/sandbox"
 			kl.crashBackoff.Next(key, kl.clock.Now())
 			publish(rp)
 			return kl.crashBackoff.Delay(key)
 		}
+		kl.crashBackoff.Forget(key)
 		if rp, err = kl.runtimePod(ctx, pod.UID); err != nil {
 			return time.Second
 		}
