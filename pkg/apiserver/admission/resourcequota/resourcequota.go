@@ -178,7 +178,7 @@ func podTotals(pod *corev1.Pod) (req, lim corev1.ResourceList) {
 
 // Validate implements admission.Validator.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Resource == nil || !a.Resource.Namespaced || a.Namespace == "" || a.DryRun {
+	if a.Resource == nil || !a.Resource.Namespaced || a.Namespace == "" {
 		return nil
 	}
 	gr := a.Resource.GroupVersionResource().GroupResource()
@@ -188,6 +188,8 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 			return nil
 		}
 		return p.charge(ctx, a, gr, usage(gr, a.Object))
+	case a.DryRun:
+		return nil
 	case a.Operation == admission.Update && a.Object != nil && a.OldObject != nil:
 		if counted(gr, a.OldObject) && !counted(gr, a.Object) {
 			return p.release(ctx, a.Namespace, gr, usage(gr, a.OldObject))
@@ -238,7 +240,12 @@ func (p *Plugin) charge(ctx context.Context, a *admission.Attributes, gr schema.
 			undo()
 			return apierrors.NewForbidden(gr, a.Name, err)
 		}
-		err := p.quotas.UpdateResourceQuota(ctx, a.Namespace, q.Name, func(cur *corev1.ResourceQuota) error {
+		update := p.quotas.UpdateResourceQuota
+		if a.DryRun {
+			// Check against the listed state and write nothing.
+			update = func(_ context.Context, _, _ string, f func(*corev1.ResourceQuota) error) error { return f(q.DeepCopy()) }
+		}
+		err := update(ctx, a.Namespace, q.Name, func(cur *corev1.ResourceQuota) error {
 			want := relevant(cur, u)
 			if err := p.initUsage(ctx, a.Namespace, cur); err != nil {
 				return err
@@ -273,7 +280,9 @@ func (p *Plugin) charge(ctx context.Context, a *admission.Attributes, gr schema.
 			undo()
 			return fmt.Errorf("error charging quota %s: %w", q.Name, err)
 		}
-		charged = append(charged, q.Name)
+		if !a.DryRun {
+			charged = append(charged, q.Name)
+		}
 	}
 	return nil
 }

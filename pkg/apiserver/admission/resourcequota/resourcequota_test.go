@@ -203,3 +203,37 @@ func TestRefusalUndoesEarlierCharges(t *testing.T) {
 		t.Errorf("a-roomy used %s after the refusal, want 0", got.String())
 	}
 }
+
+func TestDryRunChecksWithoutCharging(t *testing.T) {
+	q := quota("q", rl("pods", "1"))
+	q.Status.Used = rl("pods", "0")
+	f := &fakeStore{quotas: map[string]*corev1.ResourceQuota{"q": q}}
+	dry := func() error {
+		return New(f, f).Validate(context.Background(), &admission.Attributes{Operation: admission.Create, Resource: podsRes,
+			Namespace: "ns", Name: "p", Object: pod("p", nil, nil), DryRun: true})
+	}
+	if err := dry(); err != nil {
+		t.Fatalf("dry run within the quota refused: %v", err)
+	}
+	if got := f.quotas["q"].Status.Used["pods"]; !got.IsZero() {
+		t.Fatalf("dry run charged: used %s", got.String())
+	}
+	f.quotas["q"].Status.Used = rl("pods", "1")
+	if err := dry(); !apierrors.IsForbidden(err) {
+		t.Fatalf("dry run over the quota: %v, want Forbidden", err)
+	}
+}
+
+func TestDryRunRefusalLeavesOtherQuotas(t *testing.T) {
+	roomy := quota("a-roomy", rl("pods", "10"))
+	roomy.Status.Used = rl("pods", "4")
+	f := &fakeStore{quotas: map[string]*corev1.ResourceQuota{"a-roomy": roomy, "b-tight": quota("b-tight", rl("pods", "0"))}}
+	err := New(f, f).Validate(context.Background(), &admission.Attributes{Operation: admission.Create, Resource: podsRes,
+		Namespace: "ns", Name: "p", Object: pod("p", nil, nil), DryRun: true})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("error %v, want Forbidden", err)
+	}
+	if got := f.quotas["a-roomy"].Status.Used["pods"]; got.String() != "4" {
+		t.Errorf("a-roomy used %s after a refused dry run, want 4", got.String())
+	}
+}
