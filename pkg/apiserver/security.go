@@ -216,7 +216,7 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 	for _, m := range o.AuthorizationModes {
 		switch m {
 		case ModeNode:
-			z := node.New(node.NewGraph())
+			z := node.New(node.NewGraph(), podReader{s: s})
 			union = append(union, z)
 			pods, err := s.source(schema.GroupResource{Resource: "pods"})
 			if err != nil {
@@ -388,6 +388,41 @@ func (b boundObjects) PodUID(ctx context.Context, ns, name string) (string, bool
 
 func (b boundObjects) SecretUID(ctx context.Context, ns, name string) (string, bool, error) {
 	return b.uid(ctx, "secrets", ns, name)
+}
+
+// podReader reads pods from storage for the Node authorizer, when its
+// graph has not caught up yet.
+type podReader struct{ s *Server }
+
+func (p podReader) GetPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	st, ok := p.s.Store(schema.GroupResource{Resource: "pods"})
+	if !ok {
+		return nil, nil
+	}
+	pod := &corev1.Pod{}
+	if err := st.Storage.Get(ctx, st.Key(ns, name), pod); err != nil {
+		if errors.Is(err, storage.ErrKeyNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return pod, nil
+}
+
+func (p podReader) ListPods(ctx context.Context, ns string) ([]*corev1.Pod, error) {
+	st, ok := p.s.Store(schema.GroupResource{Resource: "pods"})
+	if !ok || ns == "" {
+		return nil, nil
+	}
+	list := &corev1.PodList{}
+	if err := st.Storage.List(ctx, st.Prefix+ns+"/", storage.ListOptions{}, list); err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
 }
 
 // publicPath reports the health and version endpoints, served to anyone

@@ -87,10 +87,9 @@ func TestNodeAuthorizer(t *testing.T) {
 	if _, err := s.Client.CoreV1().Pods("default").Create(ctx, boundPod("on-n2", "n2", "used-on-n2"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	n1cfg := sec.NodeConfigs["n1"]
-	// The node graph follows pods through a watch.
-	framework.WaitAllowed(t, n1cfg, &authzv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "default", Name: "used-on-n1"})
-	n1 := client(t, n1cfg)
+	// No waiting for the node graph's watch: what it has not seen yet,
+	// the authorizer confirms in storage.
+	n1 := client(t, sec.NodeConfigs["n1"])
 	status := []byte(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","lastHeartbeatTime":null,"lastTransitionTime":null}]}}`)
 	podStatus := []byte(`{"status":{"phase":"Running"}}`)
 
@@ -136,6 +135,10 @@ func TestNodeAuthorizer(t *testing.T) {
 		}, 200, "", ""},
 		{"read a secret its pod uses", func() error {
 			_, err := n1.CoreV1().Secrets("default").Get(ctx, "used-on-n1", metav1.GetOptions{})
+			return err
+		}, 200, "", ""},
+		{"watch a secret its pod uses", func() error {
+			_, err := n1.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=used-on-n1"})
 			return err
 		}, 200, "", ""},
 		{"read a secret only a pod on n2 uses", func() error {

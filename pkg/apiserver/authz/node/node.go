@@ -33,10 +33,23 @@ func NodeName(a authz.Attributes) (string, bool) {
 // administrator binds a node to a role, as upstream).
 type Authorizer struct {
 	graph *Graph
+	pods  PodReader
 }
 
-// New returns an authorizer over graph.
-func New(g *Graph) *Authorizer { return &Authorizer{graph: g} }
+// PodReader reads pods from storage. The graph follows a watch, so it may
+// not have seen a pod the kubelet itself just saw through its own watch;
+// before refusing, the authorizer checks storage, so that a kubelet never
+// gets a 403 for a pod that is bound to it.
+type PodReader interface {
+	// GetPod returns the pod, or nil when there is none.
+	GetPod(ctx context.Context, ns, name string) (*corev1.Pod, error)
+	// ListPods returns the pods of a namespace.
+	ListPods(ctx context.Context, ns string) ([]*corev1.Pod, error)
+}
+
+// New returns an authorizer over graph; pods, if not nil, confirms what
+// the graph does not know yet.
+func New(g *Graph, pods PodReader) *Authorizer { return &Authorizer{graph: g, pods: pods} }
 
 // Start follows pods into the graph until ctx ends; it returns after the
 // first list.
@@ -53,41 +66,82 @@ func (z *Authorizer) Start(ctx context.Context, clk clock.Clock, pods authz.Sour
 
 func oneOf(verb string, verbs ...string) bool { return slices.Contains(verbs, verb) }
 
+// podOnNode reports whether pod ns/name is bound to node.
+func (z *Authorizer) podOnNode(ctx context.Context, node, ns, name string) (bool, error) {
+	if z.graph.PodOnNode(node, ns, name) {
+		return true, nil
+	}
+	if z.pods == nil || name == "" {
+		return false, nil
+	}
+	p, err := z.pods.GetPod(ctx, ns, name)
+	if err != nil || p == nil {
+		return false, err
+	}
+	return p.Spec.NodeName == node, nil
+}
+
+// nodeUses reports whether a pod bound to node uses ref.
+func (z *Authorizer) nodeUses(ctx context.Context, node string, ref Ref) (bool, error) {
+	if z.graph.NodeUses(node, ref) {
+		return true, nil
+	}
+	if z.pods == nil || ref.Name == "" {
+		return false, nil
+	}
+	pods, err := z.pods.ListPods(ctx, ref.Namespace)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName == node && slices.Contains(PodRefs(p), ref) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Authorize implements authz.Authorizer.
-func (z *Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
+func (z *Authorizer) Authorize(ctx context.Context, a authz.Attributes) (authz.Decision, string, error) {
 	node, ok := NodeName(a)
 	if !ok || !a.ResourceRequest {
 		return authz.NoOpinion, "", nil
 	}
-	allow := func(ok bool, why string) (authz.Decision, string, error) {
+	noRelation := fmt.Sprintf("no relationship found between node '%s' and this object", node)
+	related := func(ok bool, err error) (authz.Decision, string, error) {
+		if ok {
+			return authz.Allow, "", nil
+		}
+		return authz.NoOpinion, noRelation, err
+	}
+	own := func(ok bool, why string) (authz.Decision, string, error) {
 		if ok {
 			return authz.Allow, "", nil
 		}
 		return authz.NoOpinion, why, nil
 	}
-	noRelation := fmt.Sprintf("no relationship found between node '%s' and this object", node)
 	switch {
 	case a.APIGroup == "" && a.Resource == "pods":
 		switch {
-		case a.Subresource == "" && oneOf(a.Verb, "list", "watch"):
+		case a.Subresource == "" && oneOf(a.Verb, "list", "watch") && a.Name == "":
 			// kubelets list and watch with spec.nodeName=<me>; upstream
 			// grants this cluster-wide as well.
 			return authz.Allow, "", nil
-		case a.Subresource == "" && oneOf(a.Verb, "get", "delete"):
-			return allow(z.graph.PodOnNode(node, a.Namespace, a.Name), noRelation)
+		case a.Subresource == "" && oneOf(a.Verb, "get", "list", "watch", "delete"):
+			return related(z.podOnNode(ctx, node, a.Namespace, a.Name))
 		case a.Subresource == "status" && oneOf(a.Verb, "get", "update", "patch"):
-			return allow(z.graph.PodOnNode(node, a.Namespace, a.Name), noRelation)
+			return related(z.podOnNode(ctx, node, a.Namespace, a.Name))
 		}
 	case a.APIGroup == "" && oneOf(a.Resource, "secrets", "configmaps", "serviceaccounts", "persistentvolumeclaims"):
-		uses := func() bool {
-			return z.graph.NodeUses(node, Ref{Resource: a.Resource, Namespace: a.Namespace, Name: a.Name})
-		}
+		ref := Ref{Resource: a.Resource, Namespace: a.Namespace, Name: a.Name}
 		switch {
-		case a.Subresource == "" && a.Verb == "get":
-			return allow(uses(), noRelation)
+		case a.Subresource == "" && a.Name != "" && oneOf(a.Verb, "get", "list", "watch"):
+			// list and watch narrowed to one name by a field selector
+			// arrive here with the name set: kubelets watch single secrets.
+			return related(z.nodeUses(ctx, node, ref))
 		case a.Resource == "serviceaccounts" && a.Subresource == "token" && a.Verb == "create":
 			// Projected service-account tokens for its pods.
-			return allow(uses(), noRelation)
+			return related(z.nodeUses(ctx, node, ref))
 		}
 	case a.APIGroup == "" && a.Resource == "nodes":
 		switch {
@@ -97,8 +151,15 @@ func (z *Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Dec
 		case a.Subresource == "" && a.Verb == "create":
 			// The name is in the body; NodeRestriction admission checks it.
 			return authz.Allow, "", nil
-		case oneOf(a.Subresource, "", "status") && oneOf(a.Verb, "get", "update", "patch"):
-			return allow(a.Name == node, "can only modify its own Node")
+		case a.Subresource == "" && oneOf(a.Verb, "update", "patch", "delete"):
+			return own(a.Name == node, "can only modify its own Node")
+		case a.Subresource == "status" && oneOf(a.Verb, "get", "update", "patch"):
+			return own(a.Name == node, "can only modify its own Node")
+		}
+	case a.APIGroup == "" && a.Resource == "services" && a.Subresource == "":
+		// Service environment variables of the pods it runs.
+		if oneOf(a.Verb, "get", "list", "watch") {
+			return authz.Allow, "", nil
 		}
 	case a.APIGroup == "coordination.k8s.io" && a.Resource == "leases" && a.Subresource == "":
 		if a.Namespace != corev1.NamespaceNodeLease {
@@ -107,8 +168,8 @@ func (z *Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Dec
 		switch {
 		case a.Verb == "create":
 			return authz.Allow, "", nil
-		case oneOf(a.Verb, "get", "update", "patch"):
-			return allow(a.Name == node, "can only access its own Lease")
+		case oneOf(a.Verb, "get", "update", "patch", "delete"):
+			return own(a.Name == node, "can only access its own Lease")
 		}
 	case (a.APIGroup == "" || a.APIGroup == "events.k8s.io") && a.Resource == "events" && a.Subresource == "":
 		if oneOf(a.Verb, "create", "update", "patch") {

@@ -116,7 +116,7 @@ func TestGraphFollowsPods(t *testing.T) {
 func TestAuthorize(t *testing.T) {
 	g := NewGraph()
 	g.Replace([]runtime.Object{pod("mine", "n1", withSecretVolume("s1")), pod("theirs", "n2", withSecretVolume("s2"))})
-	z := New(g)
+	z := New(g, nil)
 	n1 := &request.User{Name: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
 	a := func(verb, group, resource, sub, ns, name string) authz.Attributes {
 		return authz.Attributes{User: n1, ResourceRequest: true, Verb: verb, APIGroup: group, Resource: resource, Subresource: sub, Namespace: ns, Name: name}
@@ -147,7 +147,13 @@ func TestAuthorize(t *testing.T) {
 		{a("patch", "", "nodes", "status", "", "n1"), authz.Allow},
 		{a("update", "", "nodes", "", "", "n1"), authz.Allow},
 		{a("patch", "", "nodes", "status", "", "n2"), authz.NoOpinion},
-		{a("delete", "", "nodes", "", "", "n1"), authz.NoOpinion},
+		{a("delete", "", "nodes", "", "", "n1"), authz.Allow},
+		{a("delete", "", "nodes", "", "", "n2"), authz.NoOpinion},
+		{a("watch", "", "secrets", "", "ns", "s1"), authz.Allow},
+		{a("watch", "", "secrets", "", "ns", "s2"), authz.NoOpinion},
+		{a("watch", "", "pods", "", "ns", "theirs"), authz.NoOpinion},
+		{a("list", "", "services", "", "", ""), authz.Allow},
+		{a("create", "", "services", "", "ns", ""), authz.NoOpinion},
 		{a("get", "coordination.k8s.io", "leases", "", "kube-node-lease", "n1"), authz.Allow},
 		{a("update", "coordination.k8s.io", "leases", "", "kube-node-lease", "n2"), authz.NoOpinion},
 		{a("create", "coordination.k8s.io", "leases", "", "kube-node-lease", ""), authz.Allow},
@@ -173,6 +179,52 @@ func TestAuthorize(t *testing.T) {
 		at.User = u
 		if d, _, _ := z.Authorize(context.Background(), at); d != authz.NoOpinion {
 			t.Errorf("user %+v: %s, want NoOpinion", u, d)
+		}
+	}
+}
+
+// storedPods is a PodReader over a fixed set of pods.
+type storedPods []*corev1.Pod
+
+func (s storedPods) GetPod(_ context.Context, ns, name string) (*corev1.Pod, error) {
+	for _, p := range s {
+		if p.Namespace == ns && p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+func (s storedPods) ListPods(_ context.Context, ns string) ([]*corev1.Pod, error) {
+	var out []*corev1.Pod
+	for _, p := range s {
+		if p.Namespace == ns {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// TestStorageConfirmsWhatTheGraphHasNotSeen: a pod bound a moment ago is
+// in storage before the graph's watch delivers it.
+func TestStorageConfirmsWhatTheGraphHasNotSeen(t *testing.T) {
+	z := New(NewGraph(), storedPods{pod("fresh", "n1", withSecretVolume("s3")), pod("other", "n2", withSecretVolume("s4"))})
+	n1 := &request.User{Name: "system:node:n1", Groups: []string{"system:nodes"}}
+	cases := []struct {
+		verb, resource, sub, name string
+		want                      authz.Decision
+	}{
+		{"patch", "pods", "status", "fresh", authz.Allow},
+		{"get", "pods", "", "fresh", authz.Allow},
+		{"get", "secrets", "", "s3", authz.Allow},
+		{"patch", "pods", "status", "other", authz.NoOpinion},
+		{"get", "secrets", "", "s4", authz.NoOpinion},
+		{"get", "pods", "", "missing", authz.NoOpinion},
+	}
+	for _, tc := range cases {
+		a := authz.Attributes{User: n1, ResourceRequest: true, Verb: tc.verb, Resource: tc.resource, Subresource: tc.sub, Namespace: "ns", Name: tc.name}
+		if d, _, err := z.Authorize(context.Background(), a); d != tc.want || err != nil {
+			t.Errorf("%s %s/%s %s: %s %v, want %s", tc.verb, tc.resource, tc.sub, tc.name, d, err, tc.want)
 		}
 	}
 }
