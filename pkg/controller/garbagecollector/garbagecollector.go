@@ -31,9 +31,8 @@ import (
 const Name = "garbagecollector"
 
 // ignored resources churn a lot and are never owners worth tracking.
-var ignored = map[schema.GroupResource]bool{
-	{Group: "", Resource: "events"}:              true,
-	{Group: "events.k8s.io", Resource: "events"}: true,
+func ignored(gr schema.GroupResource) bool {
+	return gr.Resource == "events" && (gr.Group == "" || gr.Group == "events.k8s.io")
 }
 
 // Mapper resolves an owner reference's kind to its resource.
@@ -140,7 +139,7 @@ func (c *Controller) syncResources(ctx context.Context) error {
 	defer c.mu.Unlock()
 	started := false
 	for gvr := range gvrs {
-		if strings.Contains(gvr.Resource, "/") || ignored[gvr.GroupResource()] {
+		if strings.Contains(gvr.Resource, "/") || ignored(gvr.GroupResource()) {
 			continue
 		}
 		if _, ok := c.watching[gvr]; ok {

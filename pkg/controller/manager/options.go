@@ -115,15 +115,25 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// aliases maps upstream's newer long names to ours.
-var aliases = map[string]string{
-	"deployment-controller":        "deployment",
-	"replicaset-controller":        "replicaset",
-	"job-controller":               "job",
-	"garbage-collector-controller": "garbagecollector",
-	"node-lifecycle-controller":    "nodelifecycle",
-	"node-ipam-controller":         "nodeipam",
-	"namespace-controller":         "namespace",
+// canonicalName maps upstream's newer long names to ours.
+func canonicalName(name string) string {
+	switch name {
+	case "deployment-controller":
+		return "deployment"
+	case "replicaset-controller":
+		return "replicaset"
+	case "job-controller":
+		return "job"
+	case "garbage-collector-controller":
+		return "garbagecollector"
+	case "node-lifecycle-controller":
+		return "nodelifecycle"
+	case "node-ipam-controller":
+		return "nodeipam"
+	case "namespace-controller":
+		return "namespace"
+	}
+	return name
 }
 
 // KnownControllers lists the controller names, sorted.
@@ -147,10 +157,7 @@ func EnabledControllers(spec []string) (map[string]bool, error) {
 			continue
 		}
 		neg := strings.HasPrefix(s, "-")
-		name := strings.TrimPrefix(s, "-")
-		if a, ok := aliases[name]; ok {
-			name = a
-		}
+		name := canonicalName(strings.TrimPrefix(s, "-"))
 		if !slices.Contains(known, name) {
 			return nil, fmt.Errorf("--controllers: unknown controller %q (known: %s)", name, strings.Join(known, ", "))
 		}
