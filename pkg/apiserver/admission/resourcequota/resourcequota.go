@@ -243,7 +243,9 @@ func (p *Plugin) charge(ctx context.Context, a *admission.Attributes, gr schema.
 		update := p.quotas.UpdateResourceQuota
 		if a.DryRun {
 			// Check against the listed state and write nothing.
-			update = func(_ context.Context, _, _ string, f func(*corev1.ResourceQuota) error) error { return f(q.DeepCopy()) }
+			update = func(_ context.Context, _, _ string, f func(*corev1.ResourceQuota) error) error {
+				return f(q.DeepCopy())
+			}
 		}
 		err := update(ctx, a.Namespace, q.Name, func(cur *corev1.ResourceQuota) error {
 			want := relevant(cur, u)
