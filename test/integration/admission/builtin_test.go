@@ -167,3 +167,41 @@ func TestDefaultTolerationsAndServiceAccount(t *testing.T) {
 	_, err = s.Client.CoreV1().Pods("team").Create(ctx, robot, metav1.CreateOptions{})
 	wantStatus(t, err, 403, metav1.StatusReasonForbidden, `pods "robot" is forbidden: error looking up service account team/robot: serviceaccount "robot" not found`)
 }
+
+func TestResourceQuotaObjectCounts(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	createNamespace(t, s.Client, "counts", nil)
+	cms := s.Client.CoreV1().ConfigMaps("counts")
+	cm := func(name string) *corev1.ConfigMap { return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	// Objects from before the quota count too.
+	if _, err := cms.Create(ctx, cm("before"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "objects"}, Spec: corev1.ResourceQuotaSpec{Hard: rl("count/configmaps", "2", "secrets", "0")}}
+	if _, err := s.Client.CoreV1().ResourceQuotas("counts").Create(ctx, q, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Create(ctx, cm("second"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cms.Create(ctx, cm("third"), metav1.CreateOptions{})
+	wantStatus(t, err, 403, metav1.StatusReasonForbidden,
+		`configmaps "third" is forbidden: exceeded quota: objects, requested: count/configmaps=1, used: count/configmaps=2, limited: count/configmaps=2`)
+	_, err = s.Client.CoreV1().Secrets("counts").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
+	wantStatus(t, err, 403, metav1.StatusReasonForbidden, "exceeded quota: objects, requested: secrets=1, used: secrets=0, limited: secrets=0")
+
+	if err := cms.Delete(ctx, "before", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Create(ctx, cm("third"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create after a delete freed room: %v", err)
+	}
+	got, err := s.Client.CoreV1().ResourceQuotas("counts").Get(ctx, "objects", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := got.Status.Used["count/configmaps"]; u.String() != "2" {
+		t.Errorf("status.used count/configmaps = %s, want 2", u.String())
+	}
+}
