@@ -173,7 +173,9 @@ func TestResourceQuotaObjectCounts(t *testing.T) {
 	ctx := ctxT(t)
 	createNamespace(t, s.Client, "counts", nil)
 	cms := s.Client.CoreV1().ConfigMaps("counts")
-	cm := func(name string) *corev1.ConfigMap { return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	cm := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
 	// Objects from before the quota count too.
 	if _, err := cms.Create(ctx, cm("before"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
