@@ -279,3 +279,49 @@ func TestRecreateNeverRunsBothTemplates(t *testing.T) {
 		t.Fatalf("old and new pods existed together: %v", mixed[0])
 	}
 }
+
+func TestPauseHoldsTheRolloutUntilResume(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	if _, err := c.client.AppsV1().Deployments(ns).Create(ctx, newDeployment("web", 2, "busybox:1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAvailable("web", 2)
+	update := func(f func(d *appsv1.Deployment)) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d := c.deployment("web")
+			f(d)
+			_, err := c.client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(d *appsv1.Deployment) { d.Spec.Paused = true })
+	update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "busybox:2" })
+	waitFor(t, "the controller to see the paused template change", func() (bool, error) {
+		d := c.deployment("web")
+		if d.Status.ObservedGeneration < d.Generation {
+			return false, nil
+		}
+		for _, cond := range d.Status.Conditions {
+			if cond.Type == appsv1.DeploymentProgressing && cond.Reason == "DeploymentPaused" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	rss, err := c.client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rss.Items) != 1 {
+		t.Fatalf("%d ReplicaSets while paused, want the old one only", len(rss.Items))
+	}
+	update(func(d *appsv1.Deployment) { d.Spec.Paused = false })
+	c.waitAvailable("web", 2)
+	c.waitImage("web", "busybox:2")
+}
