@@ -47,8 +47,13 @@ func (p *Plugin) Name() string { return "PodSecurity" }
 
 // Validate implements admission.Validator.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Operation != admission.Create || a.Subresource != "" || a.Resource == nil ||
-		a.Resource.GroupVersion.Group != "" || a.Resource.Name != "pods" {
+	if a.Resource == nil || a.Resource.GroupVersion.Group != "" || a.Subresource != "" {
+		return nil
+	}
+	if a.Resource.Name == "namespaces" && (a.Operation == admission.Create || a.Operation == admission.Update) {
+		return checkLabels(a)
+	}
+	if a.Operation != admission.Create || a.Resource.Name != "pods" {
 		return nil
 	}
 	pod, ok := a.Object.(*corev1.Pod)
@@ -63,8 +68,13 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		return fmt.Errorf("error reading namespace %s: %w", a.Namespace, err)
 	}
 	level := ns.Labels[EnforceLabel]
-	if level != Baseline && level != Restricted {
+	switch level {
+	case "", Privileged:
 		return nil
+	case Baseline, Restricted:
+	default:
+		// A label written before it was checked fails closed.
+		level = Restricted
 	}
 	version := ns.Labels[EnforceVersionLabel]
 	if version == "" {
@@ -76,6 +86,23 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	}
 	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, a.Name,
 		fmt.Errorf("violates PodSecurity %q: %s", level+":"+version, strings.Join(violations, ", ")))
+}
+
+// checkLabels refuses namespaces whose enforce label names no level.
+func checkLabels(a *admission.Attributes) error {
+	ns, ok := a.Object.(*corev1.Namespace)
+	if !ok {
+		return nil
+	}
+	v, set := ns.Labels[EnforceLabel]
+	if !set || v == Privileged || v == Baseline || v == Restricted {
+		return nil
+	}
+	if old, ok := a.OldObject.(*corev1.Namespace); ok && old.Labels[EnforceLabel] == v {
+		return nil // unchanged: updates by controllers must go through
+	}
+	return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, a.Name,
+		fmt.Errorf("invalid value for label %s: %q (must be one of %s, %s, %s)", EnforceLabel, v, Privileged, Baseline, Restricted))
 }
 
 // container is one container of any kind with its field path.

@@ -99,3 +99,31 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestNamespaceLabels(t *testing.T) {
+	nsRes := &registry.Resource{GroupVersion: schema.GroupVersion{Version: "v1"}, Name: "namespaces"}
+	tests := []struct {
+		value   string
+		wantErr bool
+	}{{"baseline", false}, {"restricted", false}, {"privileged", false}, {"strict", true}}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{EnforceLabel: tt.value}}}
+			err := New(fakeNamespaces{}).Validate(context.Background(), &admission.Attributes{Operation: admission.Create, Resource: nsRes, Name: "team", Object: obj})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want error %v", err, tt.wantErr)
+			}
+			if tt.wantErr && !apierrors.IsForbidden(err) {
+				t.Fatalf("error %v, want Forbidden", err)
+			}
+		})
+	}
+
+	// A stored namespace with an unknown level is held to restricted.
+	pod := podWith(nil)
+	err := New(ns(map[string]string{EnforceLabel: "strict"})).Validate(context.Background(),
+		&admission.Attributes{Operation: admission.Create, Resource: pods, Namespace: "ns", Name: "x", Object: pod})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `violates PodSecurity "restricted:latest"`) {
+		t.Fatalf("error %v, want a restricted refusal", err)
+	}
+}
