@@ -68,10 +68,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Resources = Resources(cfg.Clock)
 	}
 	scheme := api.NewScheme()
-	var opts []etcd3.Option
-	if cfg.BookmarkInterval > 0 {
-		opts = append(opts, etcd3.WithBookmarkInterval(cfg.BookmarkInterval))
-	}
+	opts := []etcd3.Option{etcd3.SharedBookmarks(cfg.Etcd, cfg.BookmarkInterval)}
 	stores := make([]*handler.Store, 0, len(cfg.Resources))
 	for _, res := range cfg.Resources {
 		codec := etcd3.NewStorageCodec(scheme, res.GroupVersion)

@@ -10,12 +10,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
 // Watches without timeoutSeconds end after a random 30 to 60 minutes, as
@@ -39,14 +36,16 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 
 	opts := p.opts
 	opts.Recursive = recursive
-	var initial []runtime.Object
-	var initialRV string
 	if p.sendInitialEvents {
-		if initial, initialRV, err = h.initialState(ctx, st, key, recursive, opts); err != nil {
-			writeError(w, r, storageError(err, st.groupResource(), ""))
-			return
-		}
-		opts.ResourceVersion = initialRV
+		// The storage reads the current state, sends it as ADDED events and
+		// marks its end with a bookmark, then watches from that revision:
+		// one consistent stream, as sendInitialEvents clients expect.
+		opts.ResourceVersion = ""
+		opts.InitialEventsEndBookmark = true
+	}
+	wi, watchErr := st.Storage.Watch(ctx, key, opts)
+	if watchErr == nil {
+		defer wi.Stop()
 	}
 
 	flusher, _ := w.(http.Flusher)
@@ -72,36 +71,19 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 		return true
 	}
 
-	for _, obj := range initial {
-		if !send(watch.Added, obj) {
-			return
-		}
-	}
-	if p.sendInitialEvents {
-		bm := st.New()
-		if m, err := meta.Accessor(bm); err == nil {
-			m.SetResourceVersion(initialRV)
-			m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-		}
-		if !send(watch.Bookmark, bm) {
-			return
-		}
-	}
-	if flusher != nil {
-		flusher.Flush()
-	}
-
-	wi, err := st.Storage.Watch(ctx, key, opts)
-	if err != nil {
-		st := storageError(err, st.groupResource(), "")
+	if watchErr != nil {
+		// Like upstream, a watch that cannot start (410 for a compacted
+		// resourceVersion) reports it as an ERROR event in the stream.
 		var status apierrors.APIStatus
-		if errors.As(st, &status) {
+		if errors.As(storageError(watchErr, st.groupResource(), ""), &status) {
 			s := status.Status()
 			send(watch.Error, &s)
 		}
 		return
 	}
-	defer wi.Stop()
+	if flusher != nil {
+		flusher.Flush()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -136,43 +118,6 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 			}
 		}
 	}
-}
-
-// initialState reads what a watch with sendInitialEvents starts from.
-func (h *Handler) initialState(ctx context.Context, st *Store, key string, recursive bool, opts storage.ListOptions) ([]runtime.Object, string, error) {
-	if !recursive {
-		obj := st.New()
-		err := st.Storage.Get(ctx, key, obj)
-		rev, rerr := st.Storage.CurrentRevision(ctx)
-		if rerr != nil {
-			return nil, "", rerr
-		}
-		rv := formatRV(rev)
-		if errors.Is(err, storage.ErrKeyNotFound) {
-			return nil, rv, nil
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		if ok, _ := opts.Predicate.Matches(obj); !ok {
-			return nil, rv, nil
-		}
-		return []runtime.Object{obj}, rv, nil
-	}
-	list := st.NewList()
-	lo := storage.ListOptions{Predicate: opts.Predicate}
-	if err := st.Storage.List(ctx, key, lo, list); err != nil {
-		return nil, "", err
-	}
-	lm, err := meta.ListAccessor(list)
-	if err != nil {
-		return nil, "", err
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil, "", err
-	}
-	return items, lm.GetResourceVersion(), nil
 }
 
 func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc mediaChoice, typ watch.EventType, obj runtime.Object) error {

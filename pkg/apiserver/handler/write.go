@@ -105,12 +105,13 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 		h.respond(w, r, st, http.StatusCreated, obj)
 		return
 	}
-	out := st.New()
-	if err := st.Storage.Create(ctx, st.Key(m.GetNamespace(), m.GetName()), obj, out); err != nil {
+	// The stored object is decoded back into obj: one decode fewer on the
+	// hottest path.
+	if err := st.Storage.Create(ctx, st.Key(m.GetNamespace(), m.GetName()), obj, obj); err != nil {
 		writeError(w, r, storageError(err, st.groupResource(), m.GetName()))
 		return
 	}
-	h.respond(w, r, st, http.StatusCreated, out)
+	h.respond(w, r, st, http.StatusCreated, obj)
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
