@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -15,6 +16,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/controller/namespace"
 	"github.com/kube-lite/kube-lite/pkg/controller/nodeipam"
 	"github.com/kube-lite/kube-lite/pkg/controller/nodelifecycle"
+	"github.com/kube-lite/kube-lite/pkg/controller/podgc"
 	"github.com/kube-lite/kube-lite/pkg/controller/replicaset"
 )
 
@@ -27,6 +29,7 @@ func initializers() map[string]initFunc {
 		"nodelifecycle":    startNodeLifecycle,
 		"nodeipam":         startNodeIPAM,
 		"namespace":        startNamespace,
+		"podgc":            startPodGC,
 	}
 }
 
@@ -96,4 +99,11 @@ func startJob(_ context.Context, cc *controllerContext) (runFunc, error) {
 	c := job.New(cc.client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), cc.metrics, cc.clock)
 	c.Events = cc.recorder("job-controller")
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentJobSyncs) }, nil
+}
+
+func startPodGC(_ context.Context, cc *controllerContext) (runFunc, error) {
+	f := cc.informers
+	c := podgc.New(cc.client, f.Core().V1().Pods(), f.Core().V1().Nodes(),
+		podgc.Config{TerminatedThreshold: cc.opts.TerminatedPodGCThreshold, Quarantine: 40 * time.Second, Period: 20 * time.Second}, cc.clock)
+	return c.Run, nil
 }

@@ -32,6 +32,8 @@ type Options struct {
 	ConcurrentGCSyncs         int
 	ConcurrentNamespaceSyncs  int
 
+	TerminatedPodGCThreshold int
+
 	LeaderElection component.LeaderElection
 }
 
@@ -48,6 +50,7 @@ func NewOptions() *Options {
 		ConcurrentJobSyncs:        5,
 		ConcurrentGCSyncs:         20,
 		ConcurrentNamespaceSyncs:  10,
+		TerminatedPodGCThreshold:  12500,
 	}
 }
 
@@ -67,6 +70,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentJobSyncs, "concurrent-job-syncs", o.ConcurrentJobSyncs, "Jobs synced at once.")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "Garbage collector workers.")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
+	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Finished pods kept before the oldest are deleted; 0 keeps all.")
 	o.LeaderElection.AddFlags(fs, "kube-controller-manager")
 }
 
@@ -105,6 +109,9 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Sprintf("%s must be at least 1", name))
 		}
 	}
+	if o.TerminatedPodGCThreshold < 0 {
+		errs = append(errs, "--terminated-pod-gc-threshold must not be negative")
+	}
 	if err := o.LeaderElection.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
@@ -132,13 +139,15 @@ func canonicalName(name string) string {
 		return "nodeipam"
 	case "namespace-controller":
 		return "namespace"
+	case "pod-garbage-collector-controller":
+		return "podgc"
 	}
 	return name
 }
 
 // KnownControllers lists the controller names, sorted.
 func KnownControllers() []string {
-	return []string{"deployment", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "replicaset"}
+	return []string{"deployment", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset"}
 }
 
 // EnabledControllers resolves --controllers with upstream's rules: '*'
