@@ -5,6 +5,7 @@ package get
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,8 +92,12 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		FieldSelectorParam(o.FieldSelector).
 		ResourceTypeOrNameArgs(true, args...).
 		ContinueOnError().
-		Latest().
-		Flatten()
+		Latest()
+	if !o.Watch && !o.WatchOnly {
+		// A watch starts from the collection's resourceVersion, so it
+		// needs the list itself, even an empty one.
+		b = b.Flatten()
+	}
 	if o.human() {
 		b = b.TransformRequests(func(req *rest.Request) { req.SetHeader("Accept", tableAccept) })
 	}
@@ -304,17 +309,15 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			headerPrinted = len(t.Rows) > 0 || o.NoHeaders
 		}
 	} else {
-		// Objects were flattened; the newest version seen starts the watch.
-		for _, info := range infos {
-			if !o.WatchOnly {
-				if err := objPrinter.PrintObj(info.Object, o.streams.Out); err != nil {
-					return err
-				}
-			}
+		if a, err := meta.ListAccessor(first.Object); err == nil && meta.IsListType(first.Object) {
+			rv = a.GetResourceVersion()
+		} else if a, err := meta.Accessor(first.Object); err == nil {
+			rv = a.GetResourceVersion()
 		}
-		rv = first.ResourceVersion
-		if lrv, err := listResourceVersion(ctx, f, first, o); err == nil {
-			rv = lrv
+		if !o.WatchOnly {
+			if err := printEach(first.Object, objPrinter, o.streams.Out); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -385,29 +388,9 @@ func (o *Options) printEvent(obj runtime.Object, gk schema.GroupKind, objPrinter
 	return o.tablePrinter(gk, false, o.NoHeaders || !withHeader).PrintObj(t, w)
 }
 
-// listResourceVersion fetches the collection's resourceVersion, so that a
-// watch after printing objects misses no change made in between.
-func listResourceVersion(ctx context.Context, f cmdutil.Factory, info *resource.Info, o *Options) (string, error) {
-	client, err := f.UnstructuredClientForMapping(info.Mapping)
-	if err != nil {
-		return "", err
+func printEach(obj runtime.Object, p printers.ResourcePrinter, out io.Writer) error {
+	if !meta.IsListType(obj) {
+		return p.PrintObj(obj, out)
 	}
-	ns := info.Namespace
-	if o.AllNamespaces {
-		ns = ""
-	}
-	res := client.Get().
-		NamespaceIfScoped(ns, info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace).
-		Resource(info.Mapping.Resource.Resource).
-		Param("limit", "1").
-		Do(ctx)
-	obj, err := res.Get()
-	if err != nil {
-		return "", err
-	}
-	lm, err := meta.ListAccessor(obj)
-	if err != nil {
-		return "", err
-	}
-	return lm.GetResourceVersion(), nil
+	return meta.EachListItem(obj, func(item runtime.Object) error { return p.PrintObj(item, out) })
 }

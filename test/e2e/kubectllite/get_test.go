@@ -1,0 +1,362 @@
+//go:build e2e
+
+package kubectllite
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// createPod creates a pending pod with one busybox container.
+func createPod(t *testing.T, ns, name string, labels map[string]string) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
+	}
+	p, err := env.cs.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s: %v", name, err)
+	}
+	return p
+}
+
+// runPod plays the scheduler and the kubelet: binds the pod to node and
+// reports it Running and Ready with an IP.
+func runPod(t *testing.T, ns, name, node, ip string) {
+	t.Helper()
+	ctx := context.Background()
+	if node != "" {
+		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+		if err := env.cs.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("binding %s: %v", name, err)
+		}
+	}
+	p, err := env.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	p.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "busybox", Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
+	}
+	if _, err := env.cs.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("updating status of %s: %v", name, err)
+	}
+}
+
+func TestGetTables(t *testing.T) {
+	ns := namespace(t)
+	createPod(t, ns, "alpha", map[string]string{"app": "web", "tier": "fe"})
+	createPod(t, ns, "beta", map[string]string{"app": "db"})
+	runPod(t, ns, "beta", "", "10.244.0.7")
+	if _, err := env.cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name       string
+		args       []string
+		wantHeader []string
+		wantRows   [][]string // leading cells of each row, in order
+	}{
+		{"pods", []string{"get", "pods"},
+			[]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
+			[][]string{{"alpha", "0/1", "Pending", "0"}, {"beta", "1/1", "Running", "0"}}},
+		{"wide", []string{"get", "pods", "-o", "wide"},
+			[]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"},
+			[][]string{{"alpha", "0/1", "Pending", "0"}, {"beta", "1/1", "Running", "0"}}},
+		{"label selector", []string{"get", "pods", "-l", "app=web"},
+			[]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, [][]string{{"alpha"}}},
+		{"field selector", []string{"get", "pods", "--field-selector", "status.phase=Running"},
+			[]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, [][]string{{"beta", "1/1", "Running"}}},
+		{"type and name", []string{"get", "pod", "beta"},
+			[]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, [][]string{{"beta"}}},
+		{"type/name", []string{"get", "pods/alpha"},
+			[]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, [][]string{{"alpha"}}},
+		{"short name", []string{"get", "po", "alpha"},
+			[]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, [][]string{{"alpha"}}},
+		{"no headers", []string{"get", "pods", "--no-headers"},
+			nil, [][]string{{"alpha"}, {"beta"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustSucceed(t, append(tt.args, "-n", ns)...)
+			rows := table(r.out)
+			if tt.wantHeader != nil {
+				if len(rows) == 0 || !reflect.DeepEqual(rows[0], tt.wantHeader) {
+					t.Fatalf("header %v, want %v\n%s", rows, tt.wantHeader, r.out)
+				}
+				rows = rows[1:]
+			}
+			if len(rows) != len(tt.wantRows) {
+				t.Fatalf("%d rows, want %d:\n%s", len(rows), len(tt.wantRows), r.out)
+			}
+			for i, want := range tt.wantRows {
+				if !reflect.DeepEqual(rows[i][:len(want)], want) {
+					t.Errorf("row %d = %v, want it to start with %v", i, rows[i], want)
+				}
+			}
+		})
+	}
+
+	t.Run("wide shows the pod IP", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pod", "beta", "-n", ns, "-o", "wide")
+		if rows := table(r.out); len(rows) != 2 || rows[1][5] != "10.244.0.7" {
+			t.Fatalf("IP column: %q", r.out)
+		}
+	})
+	t.Run("show labels", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pods", "-n", ns, "--show-labels")
+		rows := table(r.out)
+		if rows[0][len(rows[0])-1] != "LABELS" || rows[1][len(rows[1])-1] != "app=web,tier=fe" || rows[2][len(rows[2])-1] != "app=db" {
+			t.Fatalf("labels column:\n%s", r.out)
+		}
+	})
+	t.Run("all namespaces", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pods", "-A")
+		rows := table(r.out)
+		if rows[0][0] != "NAMESPACE" || rows[0][1] != "NAME" {
+			t.Fatalf("header %v", rows[0])
+		}
+		found := 0
+		for _, row := range rows[1:] {
+			if row[0] == ns && (row[1] == "alpha" || row[1] == "beta") {
+				found++
+			}
+		}
+		if found != 2 {
+			t.Fatalf("-A lists %d of our 2 pods:\n%s", found, r.out)
+		}
+	})
+	t.Run("several types", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pods,configmaps", "-n", ns)
+		blocks := strings.Split(strings.TrimSpace(r.out), "\n\n")
+		if len(blocks) != 2 {
+			t.Fatalf("want two tables separated by a blank line:\n%s", r.out)
+		}
+		if rows := table(blocks[0]); len(rows) != 3 || rows[1][0] != "pod/alpha" || rows[2][0] != "pod/beta" {
+			t.Errorf("pods table:\n%s", blocks[0])
+		}
+		if rows := table(blocks[1]); len(rows) != 2 || rows[0][0] != "NAME" || rows[0][1] != "DATA" || rows[1][0] != "configmap/settings" {
+			t.Errorf("configmaps table:\n%s", blocks[1])
+		}
+	})
+	t.Run("type/name of two types", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pod/alpha", "configmap/settings", "-n", ns, "-o", "name")
+		if r.out != "pod/alpha\nconfigmap/settings\n" {
+			t.Fatalf("stdout %q", r.out)
+		}
+	})
+}
+
+func TestGetOutputFormats(t *testing.T) {
+	ns := namespace(t)
+	createPod(t, ns, "alpha", map[string]string{"app": "web"})
+	createPod(t, ns, "beta", nil)
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"name", []string{"-o", "name"}, "pod/alpha\npod/beta\n"},
+		{"jsonpath on a list", []string{"-o", "jsonpath={.items[*].metadata.name}"}, "alpha beta"},
+		{"jsonpath on one object", []string{"alpha", "-o", "jsonpath={.metadata.labels.app}"}, "web"},
+		{"custom columns", []string{"-o", "custom-columns=NAME:.metadata.name,IMAGE:.spec.containers[*].image,APP:.metadata.labels.app"},
+			"NAME    IMAGE     APP\nalpha   busybox   web\nbeta    busybox   <none>\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustSucceed(t, append([]string{"get", "pods", "-n", ns}, tt.args...)...)
+			if r.out != tt.want {
+				t.Fatalf("stdout %q, want %q", r.out, tt.want)
+			}
+		})
+	}
+
+	t.Run("json list", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pods", "-n", ns, "-o", "json")
+		var list corev1.PodList
+		if err := json.Unmarshal([]byte(r.out), &list); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, r.out)
+		}
+		if list.Kind != "List" || len(list.Items) != 2 || list.Items[0].Name != "alpha" {
+			t.Fatalf("list kind %q with %d items", list.Kind, len(list.Items))
+		}
+	})
+	t.Run("yaml round trip", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pod", "alpha", "-n", ns, "-o", "yaml")
+		var got corev1.Pod
+		if err := yaml.UnmarshalStrict([]byte(r.out), &got); err != nil {
+			t.Fatalf("not a Pod in YAML: %v\n%s", err, r.out)
+		}
+		want, err := env.cs.CoreV1().Pods(ns).Get(context.Background(), "alpha", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.APIVersion != "v1" || got.Kind != "Pod" {
+			t.Errorf("apiVersion/kind = %q/%q", got.APIVersion, got.Kind)
+		}
+		got.TypeMeta = want.TypeMeta
+		if !reflect.DeepEqual(&got, want) {
+			t.Fatalf("-o yaml differs from the API object:\n%s", r.out)
+		}
+		// The printed YAML is a valid manifest: applying it changes nothing
+		// the user can see.
+		f := writeFile(t, t.TempDir(), "alpha.yaml", r.out)
+		if a := mustSucceed(t, "apply", "-n", ns, "-f", f); a.out != "pod/alpha configured\n" {
+			t.Fatalf("applying -o yaml output: %q", a.out)
+		}
+	})
+	t.Run("unknown format", func(t *testing.T) {
+		r := kubectl(t, "get", "pods", "-n", ns, "-o", "bogus")
+		if r.code != 1 || !strings.Contains(r.err, `output format "bogus"`) {
+			t.Fatalf("%s", r)
+		}
+	})
+}
+
+func TestGetErrors(t *testing.T) {
+	ns := namespace(t)
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		wantOut string
+		wantErr string
+	}{
+		{"not found", []string{"get", "pod", "nope"}, 1, "", `Error from server (NotFound): pods "nope" not found` + "\n"},
+		{"empty namespace", []string{"get", "pods"}, 0, "", "No resources found in " + ns + " namespace.\n"},
+		{"unknown type", []string{"get", "widgets"}, 1, "", `error: the server doesn't have a resource type "widgets"` + "\n"},
+		{"no type", []string{"get"}, 1, "", "error: you must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := kubectl(t, append(tt.args, "-n", ns)...)
+			if r.code != tt.code || r.out != tt.wantOut || r.err != tt.wantErr {
+				t.Fatalf("got %s\nwant exit %d stdout %q stderr %q", r, tt.code, tt.wantOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+// startLines runs kubectl-lite and yields its stdout line by line.
+func startLines(t *testing.T, args ...string) (<-chan string, func()) {
+	t.Helper()
+	// The deadline turns a missing line into a failure rather than a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	cmd := exec.CommandContext(ctx, env.kubectl, args...)
+	cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan string, 100)
+	go func() {
+		defer close(ch)
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			ch <- s.Text()
+		}
+	}()
+	return ch, func() {
+		cancel()
+		_ = cmd.Wait()
+	}
+}
+
+// awaitLine returns the first line containing all of want; it fails the
+// test if the command ends first (the overall test timeout bounds it).
+func awaitLine(t *testing.T, ch <-chan string, want ...string) string {
+	t.Helper()
+	var seen []string
+	for l := range ch {
+		seen = append(seen, l)
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(l, w)
+		}
+		if ok {
+			return l
+		}
+	}
+	t.Fatalf("output ended without a line containing %q; saw %q", want, seen)
+	return ""
+}
+
+func TestGetWatchPrintsChanges(t *testing.T) {
+	ns := namespace(t)
+	createPod(t, ns, "watched", nil)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"collection", []string{"get", "pods", "-w", "-n", ns}},
+		{"one pod", []string{"get", "pod", "watched", "-w", "-n", ns}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch, stop := startLines(t, tt.args...)
+			defer stop()
+			if h := awaitLine(t, ch, "NAME"); !strings.Contains(h, "STATUS") {
+				t.Fatalf("first line %q is not the header", h)
+			}
+			awaitLine(t, ch, "watched", []string{"Pending", "Running"}[i])
+			// A change made after the listing shows up as a new row.
+			label := map[string]string{"step": string(rune('a' + i))}
+			p, err := env.cs.CoreV1().Pods(ns).Get(context.Background(), "watched", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Labels = label
+			if _, err := env.cs.CoreV1().Pods(ns).Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				runPod(t, ns, "watched", "", "10.244.0.9")
+				awaitLine(t, ch, "watched", "1/1", "Running")
+			} else {
+				awaitLine(t, ch, "watched")
+			}
+		})
+	}
+	t.Run("watch-only with -o name", func(t *testing.T) {
+		ch, stop := startLines(t, "get", "configmaps", "--watch-only", "-o", "name", "-n", ns)
+		defer stop()
+		// The watch is open once the server has answered; creating until a
+		// line appears keeps the test free of sleeps.
+		deadline := time.Now().Add(time.Minute)
+		for n := 0; time.Now().Before(deadline); n++ {
+			name := "late-" + string(rune('a'+n%26)) + strings.Repeat("x", n/26)
+			if _, err := env.cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case l := <-ch:
+				if !strings.HasPrefix(l, "configmap/late-") {
+					t.Fatalf("line %q", l)
+				}
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		t.Fatal("no watch event printed")
+	})
+}
