@@ -20,13 +20,13 @@ func main() {
 	o.AddFlags(fs)
 	_ = fs.Parse(os.Args[1:])
 	if err := o.Validate(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "kube-lite-controller-manager:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := o.Run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "kube-lite-controller-manager:", err)
 		os.Exit(1)
 	}
 }
