@@ -1,6 +1,10 @@
 package kubelet
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the kubelet's Prometheus metrics, with upstream's names.
 type Metrics struct {
@@ -10,7 +14,7 @@ type Metrics struct {
 	RunningContainers prometheus.Gauge
 	RuntimeOps        *prometheus.CounterVec
 	RuntimeOpErrors   *prometheus.CounterVec
-	RelistDuration    prometheus.Histogram
+	RuntimeOpDuration *prometheus.HistogramVec
 	SyncDuration      prometheus.Histogram
 }
 
@@ -31,16 +35,16 @@ func NewMetrics() *Metrics {
 		RuntimeOpErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubelet_runtime_operations_errors_total", Help: "Cumulative number of runtime operation errors by operation type.",
 		}, []string{"operation_type"}),
-		RelistDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "kubelet_pleg_relist_duration_seconds", Help: "Duration in seconds for relisting pods in PLEG.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
-		}),
+		RuntimeOpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kubelet_runtime_operations_duration_seconds", Help: "Duration in seconds of runtime operations by operation type.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}, []string{"operation_type"}),
 		SyncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "kubelet_pod_worker_duration_seconds", Help: "Duration in seconds to sync a single pod.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}),
 	}
-	m.Registry.MustRegister(m.PodStartDuration, m.RunningPods, m.RunningContainers, m.RuntimeOps, m.RuntimeOpErrors, m.RelistDuration, m.SyncDuration)
+	m.Registry.MustRegister(m.PodStartDuration, m.RunningPods, m.RunningContainers, m.RuntimeOps, m.RuntimeOpErrors, m.RuntimeOpDuration, m.SyncDuration)
 	return m
 }
 
@@ -49,4 +53,9 @@ func (m *Metrics) op(name string, err error) {
 	if err != nil {
 		m.RuntimeOpErrors.WithLabelValues(name).Inc()
 	}
+}
+
+func (m *Metrics) timedOp(name string, took time.Duration, err error) {
+	m.op(name, err)
+	m.RuntimeOpDuration.WithLabelValues(name).Observe(took.Seconds())
 }

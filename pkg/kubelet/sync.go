@@ -319,8 +319,9 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	if policy == "" {
 		policy = defaultPullPolicy(c.Image)
 	}
+	opBegin := kl.clock.Now()
 	img, err := kl.runtime.ImageStatus(ctx, c.Image)
-	kl.metrics.op("image_status", err)
+	kl.metrics.timedOp("image_status", kl.clock.Since(opBegin), err)
 	present := err == nil && img != nil
 	if present && policy != v1.PullAlways {
 		return "", "", 0
@@ -339,7 +340,7 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	begin := kl.clock.Now()
 	_, err = kl.runtime.PullImage(ctx, c.Image, sandboxCfg)
-	kl.metrics.op("pull_image", err)
+	kl.metrics.timedOp("pull_image", kl.clock.Since(begin), err)
 	if err != nil {
 		kl.pullBackoff.Next(key, kl.clock.Now())
 		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
@@ -376,8 +377,9 @@ func (kl *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint3
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
+	opBegin := kl.clock.Now()
 	_, err := kl.runtime.RunPodSandbox(ctx, cfg)
-	kl.metrics.op("run_podsandbox", err)
+	kl.metrics.timedOp("run_podsandbox", kl.clock.Since(opBegin), err)
 	return err
 }
 
@@ -390,14 +392,16 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	if err := os.MkdirAll(filepath.Join(sandboxCfg.LogDirectory, c.Name), 0o755); err != nil {
 		return &containerError{reasonCreateContainerErr, err}
 	}
+	opBegin := kl.clock.Now()
 	id, err := kl.runtime.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
-	kl.metrics.op("create_container", err)
+	kl.metrics.timedOp("create_container", kl.clock.Since(opBegin), err)
 	if err != nil {
 		return &containerError{reasonCreateContainerErr, err}
 	}
 	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
+	opBegin = kl.clock.Now()
 	err = kl.runtime.StartContainer(ctx, id)
-	kl.metrics.op("start_container", err)
+	kl.metrics.timedOp("start_container", kl.clock.Since(opBegin), err)
 	if err != nil {
 		return &containerError{reasonRunContainerError, err}
 	}
