@@ -31,14 +31,15 @@ import (
 func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error) {
 	objs := storeReader{s: s}
 	// TODO(integrator): pass the server's configured clock; Server keeps none yet.
-	accounts := serviceAccountStore{storeReader: objs, clock: clock.RealClock{}}
+	var clk clock.Clock = clock.RealClock{}
+	accounts := serviceAccountStore{storeReader: objs, clock: clk}
 	limits := limitranger.New(objs)
 	sa := serviceaccount.New(accounts)
 	namespaces := namespaceGetter{s: s}
 	mutatingConfigs := webhook.NewCache[*admissionregistrationv1.MutatingWebhookConfiguration](
-		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "mutatingwebhookconfigurations"}), clock.RealClock{})
+		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "mutatingwebhookconfigurations"}), clk)
 	validatingConfigs := webhook.NewCache[*admissionregistrationv1.ValidatingWebhookConfiguration](
-		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "validatingwebhookconfigurations"}), clock.RealClock{})
+		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "validatingwebhookconfigurations"}), clk)
 	// The caches live as long as the server's context.
 	go mutatingConfigs.Run(ctx)
 	go validatingConfigs.Run(ctx)
