@@ -376,10 +376,9 @@ func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 		},
 		Spec: *rs.Spec.Template.Spec.DeepCopy(),
 	}
+	// An error (a generated-name collision included) means no pod will show
+	// up for this create, so the caller stops expecting one.
 	created, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
 	if err != nil {
 		c.Events.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		return err
