@@ -1,0 +1,71 @@
+# Shared by hack/up.sh and hack/down.sh: paths and process bookkeeping.
+# shellcheck shell=bash
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${BIN:-$ROOT/bin}
+DIR=${KUBE_LITE_DIR:-$ROOT/.kube-lite}
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+PKI=$DIR/pki
+LOGS=$DIR/logs
+RUN=$DIR/run
+PORT=${KUBE_LITE_PORT:-6443}
+NODE=${KUBE_LITE_NODE:-$(hostname -s | tr '[:upper:]' '[:lower:]')}
+CLUSTER_CIDR=${KUBE_LITE_CLUSTER_CIDR:-10.244.0.0/16}
+
+STEP=""
+step() { STEP=$1; printf '==> %s\n' "$1"; }
+
+# fail LOG FIX: names the step, the log and the likely fix, then exits.
+fail() {
+	local log=$1 fix=$2
+	echo "FAILED: $STEP" >&2
+	if [ -n "$log" ] && [ -f "$log" ]; then
+		echo "--- last lines of $log:" >&2
+		tail -n 15 "$log" >&2
+		echo "---" >&2
+	fi
+	echo "log: ${log:-none}" >&2
+	echo "likely fix: $fix" >&2
+	exit 1
+}
+
+running() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+# start NAME CMD...: runs CMD in the background unless NAME already runs.
+start() {
+	local name=$1; shift
+	mkdir -p "$LOGS" "$RUN"
+	if running "$name"; then
+		echo "    $name already running (pid $(cat "$RUN/$name.pid"))"
+		return 0
+	fi
+	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+	echo $! >"$RUN/$name.pid"
+}
+
+# stop NAME: SIGTERM, a grace period, then SIGKILL.
+stop() {
+	local name=$1 pid
+	[ -f "$RUN/$name.pid" ] || return 0
+	pid=$(cat "$RUN/$name.pid")
+	if kill -0 "$pid" 2>/dev/null; then
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	rm -f "$RUN/$name.pid"
+}
+
+# wait_for SECONDS CMD...: polls CMD every 0.2 s.
+wait_for() {
+	local secs=$1; shift
+	local end=$((SECONDS + secs))
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+admin_curl() {
+	curl -fsS --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "https://127.0.0.1:$PORT$1"
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make up: a one-node kube-lite cluster on this machine — PKI, the apiserver on
+# an embedded etcd, scheduler, controller-manager, a private containerd and a
+# kubelet. Safe to run again: what runs is left running.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || { STEP="check privileges"; fail "" "the kubelet drives containerd, mounts and networks: run as root (sudo make up)"; }
+for b in kube-lite-apiserver kube-lite-scheduler kube-lite-controller-manager kube-lite-kubelet kube-lite-pki kubectl-lite; do
+	[ -x "$BIN/$b" ] || { STEP="check binaries"; fail "" "run 'make build' (missing $BIN/$b)"; }
+done
+NODE_IP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{sub(/\/.*/, "", $4); print $4; exit}')
+NODE_IP=${NODE_IP:-127.0.0.1}
+
+mkdir -p "$LOGS"
+step "images: building the pause, busybox and testapp OCI tarballs"
+if [ ! -f "$DIR/images/testapp.tar" ] || [ "$ROOT/cmd/testapp" -nt "$DIR/images/testapp.tar" ]; then
+	"$ROOT/hack/images.sh" "$DIR/images" >"$LOGS/images.log" 2>&1 || fail "$LOGS/images.log" "is busybox-static installed? (make deps)"
+fi
+
+step "pki: CA, certificates and kubeconfigs in $PKI"
+mkdir -p "$LOGS"
+"$BIN/kube-lite-pki" --dir "$PKI" --apiserver-url "https://127.0.0.1:$PORT" --apiserver-host 127.0.0.1 \
+	--apiserver-host "$NODE_IP" --apiserver-host "$NODE" --node "$NODE=$NODE_IP" >"$LOGS/pki.log" 2>&1 ||
+	fail "$LOGS/pki.log" "remove $PKI if it was written by another tool"
+
+step "apiserver: https://127.0.0.1:$PORT (embedded etcd in $DIR/etcd)"
+start apiserver "$BIN/kube-lite-apiserver" --secure-port "$PORT" --bind-address 0.0.0.0 \
+	--data-dir "$DIR/etcd" --cert-dir "$DIR/apiserver" \
+	--tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+	--client-ca-file "$PKI/ca.crt" \
+	--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+	--kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+	--kubelet-certificate-authority "$PKI/ca.crt"
+wait_for 60 admin_curl /readyz || fail "$LOGS/apiserver.log" "is port $PORT free? (ss -ltnp | grep :$PORT); set KUBE_LITE_PORT to use another"
+
+step "scheduler and controller-manager"
+start scheduler "$BIN/kube-lite-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig"
+start controller-manager "$BIN/kube-lite-controller-manager" --kubeconfig "$PKI/controller-manager.kubeconfig" \
+	--allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR"
+wait_for 30 curl -fsS http://127.0.0.1:10259/readyz || fail "$LOGS/scheduler.log" "is port 10259 free?"
+wait_for 30 curl -fsS http://127.0.0.1:10257/readyz || fail "$LOGS/controller-manager.log" "is port 10257 free?"
+
+step "containerd: private instance in $DIR/containerd"
+SOCK=$("$ROOT/hack/containerd.sh" start "$DIR/containerd" 2>"$LOGS/containerd-start.log") ||
+	fail "$DIR/containerd/containerd.log" "another containerd may hold the same state; run 'make down' first"
+
+step "kubelet: node $NODE ($NODE_IP)"
+start kubelet "$BIN/kube-lite-kubelet" --kubeconfig "$PKI/node-$NODE.kubeconfig" --node-name "$NODE" --node-ip "$NODE_IP" \
+	--container-runtime-endpoint "unix://$SOCK" --root-dir "$DIR/kubelet" --image-dir "$DIR/images" \
+	--cni-conf-dir "$DIR/containerd/cni/net.d" --cni-bridge kube-lite0 \
+	--tls-cert-file "$PKI/kubelet-$NODE.crt" --tls-private-key-file "$PKI/kubelet-$NODE.key" --client-ca-file "$PKI/ca.crt"
+
+step "waiting for node $NODE to be Ready"
+node_ready() { admin_curl "/api/v1/nodes/$NODE" | grep -q '"type":"Ready","status":"True"'; }
+wait_for 90 node_ready || fail "$LOGS/kubelet.log" "check the kubelet log; 'make down && make up' starts afresh"
+
+cat <<MSG
+
+kube-lite is up: one node ($NODE), API at https://127.0.0.1:$PORT. Logs: $LOGS
+
+  export KUBECONFIG=$PKI/admin.kubeconfig
+  export PATH=$BIN:\$PATH
+  kubectl-lite get nodes
+  kubectl-lite apply -f examples/pod.yaml && kubectl-lite get pods -o wide
+
+Stop everything with 'make down'.
+MSG
