@@ -127,4 +127,3 @@ func fuzzServer(f *testing.F) http.Handler {
 	}
 	return h
 }
-
