@@ -43,6 +43,54 @@ const (
 
 var controllerKind = batchv1.SchemeGroupVersion.WithKind("Job")
 
+// DefaultPodFailureBackoff and maxPodFailureBackoff are upstream's.
+const (
+	DefaultPodFailureBackoff = 10 * time.Second
+	maxPodFailureBackoff     = 6 * time.Minute
+)
+
+// backoffLeft is how long to wait before replacing failed pods: the back-off
+// for failed failures, counted from when the last one finished.
+func (c *Controller) backoffLeft(pods []*corev1.Pod, failed int32, now time.Time) time.Duration {
+	if c.PodFailureBackoff <= 0 || failed == 0 {
+		return 0
+	}
+	var last time.Time
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodFailed {
+			if t := finishedAt(p); t.After(last) {
+				last = t
+			}
+		}
+	}
+	if last.IsZero() {
+		return 0
+	}
+	d := c.PodFailureBackoff
+	for i := int32(1); i < failed && d < maxPodFailureBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, maxPodFailureBackoff)
+	return max(last.Add(d).Sub(now), 0)
+}
+
+// finishedAt is when a failed pod's last container ended, or when it
+// stopped being ready if the kubelet did not say.
+func finishedAt(p *corev1.Pod) time.Time {
+	var t time.Time
+	for _, cs := range p.Status.ContainerStatuses {
+		if term := cs.State.Terminated; term != nil && term.FinishedAt.After(t) {
+			t = term.FinishedAt.Time
+		}
+	}
+	if t.IsZero() {
+		if rc := controllerutil.PodReadyCondition(p); rc != nil {
+			t = rc.LastTransitionTime.Time
+		}
+	}
+	return t
+}
+
 // Controller reconciles Jobs.
 type Controller struct {
 	client       kubernetes.Interface
@@ -54,6 +102,9 @@ type Controller struct {
 	clock        clock.Clock
 	// Events records what the controller did; set it before Run.
 	Events controllerutil.Recorder
+	// PodFailureBackoff is the delay before replacing the first failed pod,
+	// doubling with each failure up to maxPodFailureBackoff; 0 disables it.
+	PodFailureBackoff time.Duration
 
 	mu       sync.Mutex
 	deleting map[string]map[types.UID]bool
@@ -62,15 +113,16 @@ type Controller struct {
 // New wires the controller to the shared informers.
 func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods coreinformers.PodInformer, mp workqueue.MetricsProvider, clk clock.Clock) *Controller {
 	c := &Controller{
-		client:       client,
-		jobLister:    jobs.Lister(),
-		podLister:    pods.Lister(),
-		synced:       []cache.InformerSynced{jobs.Informer().HasSynced, pods.Informer().HasSynced},
-		queue:        controllerutil.NewQueue(Name, mp),
-		expectations: controllerutil.NewExpectations(clk),
-		clock:        clk,
-		Events:       controllerutil.NopRecorder{},
-		deleting:     map[string]map[types.UID]bool{},
+		client:            client,
+		jobLister:         jobs.Lister(),
+		podLister:         pods.Lister(),
+		synced:            []cache.InformerSynced{jobs.Informer().HasSynced, pods.Informer().HasSynced},
+		queue:             controllerutil.NewQueue(Name, mp),
+		expectations:      controllerutil.NewExpectations(clk),
+		clock:             clk,
+		Events:            controllerutil.NopRecorder{},
+		PodFailureBackoff: DefaultPodFailureBackoff,
+		deleting:          map[string]map[types.UID]bool{},
 	}
 	_, _ = jobs.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -275,6 +327,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			want = 0
 		}
 		want = max(want, 0)
+		if wait := c.backoffLeft(pods, failed, now); wait > 0 && int(want) > len(active) {
+			// Recent failures: hold new pods back, as upstream does, so a
+			// crashing Job does not spin.
+			want = int32(len(active))
+			c.queue.AddAfter(key, wait)
+		}
 		var delta int
 		delta, manageErr = c.manage(ctx, key, job, active, int(want))
 		activeCount += delta

@@ -163,3 +163,46 @@ func TestExpectationsPreventDoubleCreate(t *testing.T) {
 		t.Fatalf("%d pods created by three syncs on a stale cache, want 2", creates)
 	}
 }
+
+func TestFailedPodsAreReplacedAfterBackoff(t *testing.T) {
+	ctx := context.Background()
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	clk := clocktesting.NewFakeClock(now)
+	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clk)
+	j := newJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1); j.Spec.BackoffLimit = ptr.To[int32](6) })
+	_, _ = client.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(j)
+	// Two failures, the last 5 s ago: the back-off is 10 s doubled once.
+	for i, p := range pods(j, fail, fail) {
+		finished := now.Add(-time.Duration(5+10*i) * time.Second)
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(finished)}}}}
+		_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+	}
+	creates := func() int {
+		n := 0
+		for _, w := range controllertest.Writes(client) {
+			if w == "create pods" {
+				n++
+			}
+		}
+		return n
+	}
+	tests := []struct {
+		step        time.Duration
+		wantCreates int
+	}{
+		{step: 0, wantCreates: 0},
+		{step: 14 * time.Second, wantCreates: 0},
+		{step: 2 * time.Second, wantCreates: 1},
+	}
+	for _, tt := range tests {
+		clk.Step(tt.step)
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		if got := creates(); got != tt.wantCreates {
+			t.Fatalf("at %s since the last failure: %d pods created, want %d", clk.Now().Sub(now)+5*time.Second, got, tt.wantCreates)
+		}
+	}
+}

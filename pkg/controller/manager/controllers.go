@@ -98,6 +98,7 @@ func startJob(_ context.Context, cc *controllerContext) (runFunc, error) {
 	f := cc.informers
 	c := job.New(cc.client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), cc.metrics, cc.clock)
 	c.Events = cc.recorder("job-controller")
+	c.PodFailureBackoff = cc.opts.JobPodFailureBackoff
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentJobSyncs) }, nil
 }
 

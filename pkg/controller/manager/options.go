@@ -34,6 +34,10 @@ type Options struct {
 
 	TerminatedPodGCThreshold int
 
+	// JobPodFailureBackoff is the Job controller's first delay before
+	// replacing a failed pod. Not a flag (upstream has none); tests shorten it.
+	JobPodFailureBackoff time.Duration
+
 	LeaderElection component.LeaderElection
 }
 
@@ -51,6 +55,7 @@ func NewOptions() *Options {
 		ConcurrentGCSyncs:         20,
 		ConcurrentNamespaceSyncs:  10,
 		TerminatedPodGCThreshold:  12500,
+		JobPodFailureBackoff:      10 * time.Second,
 	}
 }
 

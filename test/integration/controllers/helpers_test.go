@@ -66,6 +66,7 @@ func testOptions() *manager.Options {
 	o.LeaderElection.Enabled = false
 	o.NodeMonitorGracePeriod = 3 * time.Second
 	o.NodeMonitorPeriod = 200 * time.Millisecond
+	o.JobPodFailureBackoff = 0
 	return o
 }
 

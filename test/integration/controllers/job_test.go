@@ -3,11 +3,14 @@ package controllers
 import (
 	"context"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/manager"
 )
 
 func newJob(name string, completions, parallelism, backoffLimit int32, exitCode string) *batchv1.Job {
@@ -76,7 +79,8 @@ func TestJobRunsToCompletion(t *testing.T) {
 }
 
 func TestJobRespectsBackoffLimit(t *testing.T) {
-	c := start(t, nil)
+	// A short back-off so that replacing the failed pods waits, but briefly.
+	c := start(t, func(o *manager.Options) { o.JobPodFailureBackoff = 200 * time.Millisecond })
 	c.addNode("node-a")
 	if _, err := c.client.BatchV1().Jobs(ns).Create(context.Background(), newJob("crash", 1, 1, 2, "1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
