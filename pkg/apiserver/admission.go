@@ -30,8 +30,7 @@ import (
 // defaultAdmission is the built-in plugin chain, in upstream's order.
 func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error) {
 	objs := storeReader{s: s}
-	// TODO(integrator): pass the server's configured clock; Server keeps none yet.
-	var clk clock.Clock = clock.RealClock{}
+	clk := s.clock
 	accounts := serviceAccountStore{storeReader: objs, clock: clk}
 	limits := limitranger.New(objs)
 	sa := serviceaccount.New(accounts)

@@ -14,10 +14,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/etcd"
 	"github.com/kube-lite/kube-lite/pkg/pki"
 	"github.com/kube-lite/kube-lite/pkg/storage"
@@ -132,14 +134,30 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	sas, _ := s.Store(schema.GroupResource{Resource: "serviceaccounts"})
 	for _, name := range systemNamespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.Now()}}
-		st.Strategy.Default(ns)
-		st.Strategy.PrepareForCreate(ctx, ns)
-		err := st.Storage.Create(ctx, st.Key("", name), ns, &corev1.Namespace{})
-		if err != nil && !errors.Is(err, storage.ErrKeyExists) {
-			return fmt.Errorf("create namespace %s: %w", name, err)
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(s.clock.Now())}}
+		if err := createIfAbsent(ctx, st, "", name, ns); err != nil {
+			return err
+		}
+		if sas == nil {
+			continue
+		}
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(s.clock.Now())}}
+		if err := createIfAbsent(ctx, sas, name, "default", sa); err != nil {
+			return err
 		}
 	}
 	return s.startSecurity(ctx)
+}
+
+// createIfAbsent stores obj with the resource's defaults unless it exists.
+func createIfAbsent(ctx context.Context, st *handler.Store, namespace, name string, obj runtime.Object) error {
+	st.Strategy.Default(obj)
+	st.Strategy.PrepareForCreate(ctx, obj)
+	err := st.Storage.Create(ctx, st.Key(namespace, name), obj, st.New())
+	if err != nil && !errors.Is(err, storage.ErrKeyExists) {
+		return fmt.Errorf("create %s %s/%s: %w", st.Name, namespace, name, err)
+	}
+	return nil
 }

@@ -51,6 +51,7 @@ type Server struct {
 	registry *prometheus.Registry
 	stores   []*handler.Store
 	security *security
+	clock    clock.Clock
 }
 
 // New assembles the server.
@@ -78,7 +79,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			Prefix:   storagePrefix(res),
 		})
 	}
-	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: prometheus.NewRegistry(), stores: stores}
+	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: prometheus.NewRegistry(), stores: stores, clock: cfg.Clock}
 	chain := cfg.Admission
 	if chain == nil {
 		var err error
