@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,10 +145,12 @@ func (o *SecurityOptions) Validate() error {
 type security struct {
 	clock         clock.Clock
 	authenticator authn.Request
-	anonymous     bool
-	authorizer    authz.Authorizer
-	signer        *authn.Signer
-	audiences     []string
+	// tokens authenticate bearer tokens, also for TokenReview.
+	tokens     authn.BearerToken
+	anonymous  bool
+	authorizer authz.Authorizer
+	signer     *authn.Signer
+	audiences  []string
 	// starters fill the in-memory indexes (RBAC, node graph); lifetime is
 	// the server's context, which they follow until it ends.
 	lifetime context.Context
@@ -210,6 +213,7 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 	if len(tokens) > 0 {
 		reqAuth = append(reqAuth, tokens)
 	}
+	sec.tokens = tokens
 	sec.authenticator = reqAuth
 
 	var union authz.Union
@@ -533,6 +537,7 @@ func (s *Server) mountSecurityRoutes(r chi.Router) {
 	r.Post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", s.selfSubjectAccessReview)
 	r.Post("/apis/authorization.k8s.io/v1/subjectaccessreviews", s.subjectAccessReview)
 	r.Post("/apis/authentication.k8s.io/v1/selfsubjectreviews", s.selfSubjectReview)
+	r.Post("/apis/authentication.k8s.io/v1/tokenreviews", s.tokenReview)
 	r.Post("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", s.tokenRequest)
 }
 
@@ -547,6 +552,7 @@ func securityDiscovery() []metav1.APIResourceList {
 		}},
 		{GroupVersion: "authentication.k8s.io/v1", APIResources: []metav1.APIResource{
 			{Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview", Verbs: create},
+			{Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview", Verbs: create},
 		}},
 	}
 }
@@ -678,6 +684,48 @@ func (s *Server) selfSubjectReview(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		review.Status.UserInfo = ui
+	}
+	writeCreated(w, &review)
+}
+
+// tokenReview tells a caller allowed to create tokenreviews (a webhook, an
+// aggregated server) who a bearer token belongs to.
+func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request) {
+	var review authnv1.TokenReview
+	if err := s.decodeBody(r, &review); err != nil {
+		handler.WriteError(w, r, err)
+		return
+	}
+	if review.Spec.Token == "" {
+		handler.WriteError(w, r, apierrors.NewBadRequest("spec.token: Required value"))
+		return
+	}
+	review.APIVersion, review.Kind = "authentication.k8s.io/v1", "TokenReview"
+	review.Status = authnv1.TokenReviewStatus{}
+	var tokens authn.BearerToken
+	if s.security != nil {
+		tokens = s.security.tokens
+	}
+	for _, t := range tokens {
+		u, ok, err := t.AuthenticateToken(r.Context(), review.Spec.Token)
+		if ok {
+			groups := slices.Clone(u.Groups)
+			if !slices.Contains(groups, authn.AllAuthenticated) {
+				groups = append(groups, authn.AllAuthenticated)
+			}
+			ui := authnv1.UserInfo{Username: u.Name, UID: u.UID, Groups: groups}
+			if len(u.Extra) > 0 {
+				ui.Extra = map[string]authnv1.ExtraValue{}
+				for k, v := range u.Extra {
+					ui.Extra[k] = v
+				}
+			}
+			review.Status = authnv1.TokenReviewStatus{Authenticated: true, User: ui, Audiences: s.security.audiences}
+			break
+		}
+		if err != nil {
+			review.Status.Error = err.Error()
+		}
 	}
 	writeCreated(w, &review)
 }

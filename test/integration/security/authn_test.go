@@ -197,3 +197,27 @@ func TestAnonymousRequests(t *testing.T) {
 	_, err = anon.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	wantStatus(t, "anonymous whoami (system:basic-user is for authenticated users)", err, 403, metav1.StatusReasonForbidden)
 }
+
+func TestTokenReview(t *testing.T) {
+	s, _ := startSecure(t, nil)
+	ctx := ctxT(t)
+	cases := []struct {
+		token string
+		user  string
+	}{
+		{framework.ViewerToken, "viewer"},
+		{"nope", ""},
+	}
+	for _, tc := range cases {
+		r, err := s.Client.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: tc.token}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("review %q: %v", tc.token, err)
+		}
+		if r.Status.Authenticated != (tc.user != "") || r.Status.User.Username != tc.user {
+			t.Fatalf("review %q: %+v", tc.token, r.Status)
+		}
+		if tc.user != "" && !contains(r.Status.User.Groups, "system:authenticated") {
+			t.Fatalf("review %q: groups %v", tc.token, r.Status.User.Groups)
+		}
+	}
+}
