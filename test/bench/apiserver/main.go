@@ -1,0 +1,500 @@
+// Command apiserver measures a kube-lite-apiserver process: creates per
+// second and their latency at several client counts, watch delivery latency
+// to many watchers, and raw etcd create transactions against the same
+// embedded etcd as the floor underneath. Run it from the repository root
+// after `make build`:
+//
+//	go run ./test/bench/apiserver
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kube-lite/kube-lite/pkg/pki"
+)
+
+type options struct {
+	apiserver  string
+	clients    []int
+	count      int
+	maxPerStep time.Duration
+	watchers   int
+	events     int
+	keep       bool
+	protobuf   bool
+}
+
+func main() {
+	var o options
+	var clients string
+	flag.StringVar(&o.apiserver, "apiserver", "bin/kube-lite-apiserver", "the apiserver binary to start")
+	flag.StringVar(&clients, "clients", "1,8,32", "concurrent client counts to measure")
+	flag.IntVar(&o.count, "count", 3000, "creates per client count (fewer if -max-step ends the step first)")
+	flag.DurationVar(&o.maxPerStep, "max-step", 20*time.Second, "upper bound on the duration of one measurement")
+	flag.IntVar(&o.watchers, "watchers", 100, "watchers for the delivery latency measurement")
+	flag.IntVar(&o.events, "events", 200, "objects created while the watchers watch")
+	flag.BoolVar(&o.protobuf, "protobuf", true, "talk protobuf to the apiserver (false: JSON)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, data)")
+	flag.Parse()
+	for _, s := range strings.Split(clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bench: bad -clients entry %q\n", s)
+			os.Exit(2)
+		}
+		o.clients = append(o.clients, n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if err := run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// result is one row of the printed table.
+type result struct {
+	what    string
+	clients int
+	ops     int
+	elapsed time.Duration
+	lat     []time.Duration
+	// latencyOnly rows count deliveries, not a throughput.
+	latencyOnly bool
+}
+
+func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	srv, err := startAPIServer(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+
+	cs, err := kubernetes.NewForConfig(srv.rest)
+	if err != nil {
+		return err
+	}
+	etcdClient, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.etcdEndpoint}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		return fmt.Errorf("connect to the apiserver's etcd at %s: %w", srv.etcdEndpoint, err)
+	}
+	defer etcdClient.Close()
+
+	fmt.Fprintf(out, "kube-lite apiserver benchmark: %d CPUs, GOMAXPROCS %d, %s/%s, apiserver %s, etcd %s\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, o.apiserver, srv.etcdEndpoint)
+
+	// A short warm-up so that the first step does not pay for connection
+	// setup and the server's first allocations.
+	if _, err := createConfigMaps(ctx, cs, "bench-warmup", 4, 200, o.maxPerStep); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+
+	var results []result
+	for _, n := range o.clients {
+		r, err := rawEtcdCreates(ctx, etcdClient, n, o.count, o.maxPerStep)
+		if err != nil {
+			return fmt.Errorf("etcd creates with %d clients: %w", n, err)
+		}
+		results = append(results, r)
+	}
+	for _, n := range o.clients {
+		r, err := createConfigMaps(ctx, cs, fmt.Sprintf("bench-c%d", n), n, o.count, o.maxPerStep)
+		if err != nil {
+			return fmt.Errorf("apiserver creates with %d clients: %w", n, err)
+		}
+		results = append(results, r)
+	}
+	w, err := watchLatency(ctx, cs, o.watchers, o.events, o.maxPerStep)
+	if err != nil {
+		return fmt.Errorf("watch latency: %w", err)
+	}
+	results = append(results, w)
+	printTable(out, results)
+	return nil
+}
+
+func printTable(out io.Writer, rs []result) {
+	fmt.Fprintf(out, "\n%-34s %8s %8s %10s %10s %10s\n", "measurement", "clients", "ops", "ops/s", "p50", "p99")
+	for _, r := range rs {
+		slices.Sort(r.lat)
+		rate := fmt.Sprintf("%.0f", r.rate())
+		if r.latencyOnly {
+			rate = "-"
+		}
+		fmt.Fprintf(out, "%-34s %8d %8d %10s %10s %10s\n", r.what, r.clients, r.ops, rate,
+			fmtDur(percentile(r.lat, 0.50)), fmtDur(percentile(r.lat, 0.99)))
+	}
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
+
+// percentile of sorted durations, nearest rank.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// runWorkers calls op from n goroutines until total calls were made, the
+// step has run for maxDur, or an op fails; it returns the count of
+// successful ops, the wall time and each op's latency.
+func runWorkers(ctx context.Context, n, total int, maxDur time.Duration, op func(ctx context.Context, i int) error) (int, time.Duration, []time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	deadline := time.Now().Add(maxDur)
+	var next atomic.Int64
+	lats := make([][]time.Duration, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= total || time.Now().After(deadline) || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				if err := op(ctx, i); err != nil {
+					errs[w] = err
+					cancel()
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	return len(all), elapsed, all, errors.Join(errs...)
+}
+
+func ensureNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	return err
+}
+
+// benchConfigMap is a small object, about the size of a typical ConfigMap.
+func benchConfigMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench", "tier": "backend"}},
+		Data:       map[string]string{"config.yaml": "replicas: 3\nimage: kube-lite.local/app:1.0\nlogLevel: info\n"},
+	}
+}
+
+func createConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, clients, total int, maxDur time.Duration) (result, error) {
+	if err := ensureNamespace(ctx, cs, ns); err != nil {
+		return result{}, err
+	}
+	cms := cs.CoreV1().ConfigMaps(ns)
+	ops, elapsed, lat, err := runWorkers(ctx, clients, total, maxDur, func(ctx context.Context, i int) error {
+		_, err := cms.Create(ctx, benchConfigMap("cm-"+strconv.Itoa(i)), metav1.CreateOptions{})
+		return err
+	})
+	return result{what: "apiserver create ConfigMap", clients: clients, ops: ops, elapsed: elapsed, lat: lat}, err
+}
+
+func rawEtcdCreates(ctx context.Context, c *clientv3.Client, clients, total int, maxDur time.Duration) (result, error) {
+	// The value is a protobuf ConfigMap of the size the apiserver stores.
+	value := strings.Repeat("v", 320)
+	prefix := fmt.Sprintf("/bench-raw/c%d/", clients)
+	ops, elapsed, lat, err := runWorkers(ctx, clients, total, maxDur, func(ctx context.Context, i int) error {
+		key := prefix + strconv.Itoa(i)
+		resp, err := c.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).Then(clientv3.OpPut(key, value)).Commit()
+		if err != nil {
+			return err
+		}
+		if !resp.Succeeded {
+			return fmt.Errorf("key %s exists", key)
+		}
+		return nil
+	})
+	return result{what: "etcd create txn (floor)", clients: clients, ops: ops, elapsed: elapsed, lat: lat}, err
+}
+
+// watchLatency starts watchers on one namespace, creates objects one after
+// another and measures, for each object and watcher, the time from the
+// create response to the ADDED event at that watcher.
+func watchLatency(ctx context.Context, cs kubernetes.Interface, watchers, events int, maxDur time.Duration) (result, error) {
+	const ns = "bench-watch"
+	if err := ensureNamespace(ctx, cs, ns); err != nil {
+		return result{}, err
+	}
+	cms := cs.CoreV1().ConfigMaps(ns)
+	list, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return result{}, err
+	}
+	created := make([]atomic.Int64, events) // unix nanos of each create response
+	received := make([][]time.Time, watchers)
+	wctx, cancel := context.WithTimeout(ctx, maxDur+30*time.Second)
+	defer cancel()
+	var ready, done sync.WaitGroup
+	var failed atomic.Value
+	for w := range watchers {
+		wi, err := cms.Watch(wctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			return result{}, fmt.Errorf("watcher %d: %w", w, err)
+		}
+		received[w] = make([]time.Time, events)
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			defer wi.Stop()
+			ready.Done()
+			seen := 0
+			for ev := range wi.ResultChan() {
+				now := time.Now()
+				if ev.Type != watch.Added {
+					failed.Store(fmt.Errorf("watcher %d: unexpected %s event", w, ev.Type))
+					return
+				}
+				cm := ev.Object.(*corev1.ConfigMap)
+				i, err := strconv.Atoi(strings.TrimPrefix(cm.Name, "cm-"))
+				if err != nil || i >= events {
+					continue
+				}
+				received[w][i] = now
+				if seen++; seen == events {
+					return
+				}
+			}
+			failed.Store(fmt.Errorf("watcher %d: watch ended after %d of %d events", w, seen, events))
+		}()
+	}
+	ready.Wait()
+	start := time.Now()
+	deadline := start.Add(maxDur)
+	made := 0
+	for i := range events {
+		if time.Now().After(deadline) {
+			break
+		}
+		if _, err := cms.Create(ctx, benchConfigMap("cm-"+strconv.Itoa(i)), metav1.CreateOptions{}); err != nil {
+			return result{}, err
+		}
+		created[i].Store(time.Now().UnixNano())
+		made++
+		// One object at a time, a little apart, so that the figure is
+		// delivery latency rather than queueing behind the previous event.
+		time.Sleep(5 * time.Millisecond)
+	}
+	if made < events {
+		cancel()
+	}
+	done.Wait()
+	elapsed := time.Since(start)
+	if err, _ := failed.Load().(error); err != nil && made == events {
+		return result{}, fmt.Errorf("%w (%s)", err, missing(received, made))
+	}
+	var lat []time.Duration
+	for w := range watchers {
+		for i := range made {
+			if received[w][i].IsZero() {
+				continue
+			}
+			d := received[w][i].Sub(time.Unix(0, created[i].Load()))
+			// The event can beat the create response back; that is zero latency.
+			lat = append(lat, max(d, 0))
+		}
+	}
+	return result{what: fmt.Sprintf("watch delivery, %d watchers", watchers), clients: watchers, ops: len(lat), elapsed: elapsed, lat: lat, latencyOnly: true}, nil
+}
+
+// missing summarises which events watchers did not receive.
+func missing(received [][]time.Time, made int) string {
+	byIndex := map[int]int{}
+	for _, r := range received {
+		for i := range made {
+			if r[i].IsZero() {
+				byIndex[i]++
+			}
+		}
+	}
+	return fmt.Sprintf("events not received, index: watchers missing it: %v", byIndex)
+}
+
+type apiserverProcess struct {
+	cmd          *exec.Cmd
+	dir          string
+	keep         bool
+	rest         *rest.Config
+	etcdEndpoint string
+	exited       chan struct{}
+}
+
+var etcdEndpointRE = regexp.MustCompile(`embedded etcd ready.*endpoints="?\[?(https?://[0-9.:]+)`)
+
+func startAPIServer(ctx context.Context, o options) (*apiserverProcess, error) {
+	bin, err := filepath.Abs(o.apiserver)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s: %w (run `make build` first)", o.apiserver, err)
+	}
+	dir, err := os.MkdirTemp("", "kube-lite-bench-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	certDir := filepath.Join(dir, "certs")
+	// The benchmark client is a cluster admin with a certificate from its
+	// own CA, as a real client would be, so that authentication and
+	// authorization are part of what is measured.
+	clientCADir := filepath.Join(dir, "client-ca")
+	clientCA, err := pki.EnsureCA(clientCADir, pki.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return nil, err
+	}
+	admin, err := pki.IssueCert(clientCA, pki.CertSpec{CommonName: "bench-admin", Organizations: []string{"system:masters"}, Usages: []pki.Usage{pki.UsageClient}})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--data-dir="+filepath.Join(dir, "etcd"), "--cert-dir="+certDir,
+		"--client-ca-file="+filepath.Join(clientCADir, pki.CACertFile))
+	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	p := &apiserverProcess{cmd: cmd, dir: dir, keep: o.keep, exited: make(chan struct{})}
+	endpoint := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(logFile, line)
+			if m := etcdEndpointRE.FindStringSubmatch(line); m != nil {
+				select {
+				case endpoint <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+
+	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	select {
+	case p.etcdEndpoint = <-endpoint:
+	case <-p.exited:
+		p.stop()
+		return nil, fmt.Errorf("apiserver exited at start; log in %s", filepath.Join(dir, "apiserver.log"))
+	case <-wait.Done():
+		p.stop()
+		return nil, fmt.Errorf("apiserver did not report its embedded etcd in time; log in %s", filepath.Join(dir, "apiserver.log"))
+	}
+	p.rest = &rest.Config{
+		Host:            "https://127.0.0.1:" + strconv.Itoa(port),
+		TLSClientConfig: rest.TLSClientConfig{CAFile: filepath.Join(certDir, pki.SelfSignedCertFile), CertData: admin.CertPEM, KeyData: admin.KeyPEM},
+		QPS:             -1, // no client-side rate limit: the server is what is measured
+	}
+	if o.protobuf {
+		p.rest.ContentType = "application/vnd.kubernetes.protobuf"
+		p.rest.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	}
+	if err := waitReady(wait, p); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+func waitReady(ctx context.Context, p *apiserverProcess) error {
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe only
+	for {
+		resp, err := hc.Get(p.rest.Host + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return errors.New("apiserver exited before it was ready")
+		case <-ctx.Done():
+			return fmt.Errorf("apiserver not ready: %w (last error %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (p *apiserverProcess) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+	if p.keep {
+		slog.Info("kept", "dir", p.dir)
+		return
+	}
+	_ = os.RemoveAll(p.dir)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
