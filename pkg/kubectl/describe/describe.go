@@ -69,7 +69,8 @@ func (o *Options) Run(_ context.Context, f cmdutil.Factory, args []string) error
 	infos, err := r.Infos()
 	if err != nil {
 		if len(args) == 2 && len(infos) == 0 {
-			if prefixed, perr := o.byPrefix(f, ns, args[0], args[1]); perr == nil && len(prefixed) > 0 {
+			prefixed, perr := o.byPrefix(f, ns, args[0], args[1])
+			if perr == nil && len(prefixed) > 0 {
 				infos, err = prefixed, nil
 			}
 		}
@@ -102,7 +103,6 @@ func (o *Options) byPrefix(f cmdutil.Factory, ns, typ, prefix string) ([]*resour
 		Unstructured().
 		NamespaceParam(ns).DefaultNamespace().AllNamespaces(o.AllNamespaces).
 		ResourceTypeOrNameArgs(true, typ).
-		SelectAllParam(true).
 		Flatten().
 		Do().Infos()
 	if err != nil {

@@ -48,7 +48,7 @@ func runPod(t *testing.T, ns, name, node, ip string) {
 	}
 	now := metav1.Now()
 	p.Status = corev1.PodStatus{
-		Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now,
+		Phase: corev1.PodRunning, PodIP: ip, HostIP: map[bool]string{true: "127.0.0.1"}[node != ""], PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now,
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "busybox", Ready: true,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},

@@ -1,0 +1,408 @@
+//go:build e2e
+
+package kubectllite
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// fakeKubelet serves /containerLogs like a kubelet and records queries.
+type fakeKubelet struct {
+	mu      sync.Mutex
+	queries []url.Values
+	srv     *httptest.Server
+}
+
+var containerLogs = map[string][]string{
+	"app":     {"app line 1", "app line 2", "app line 3"},
+	"sidecar": {"sidecar line 1"},
+}
+
+func newFakeKubelet(t *testing.T) *fakeKubelet {
+	k := &fakeKubelet{}
+	k.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/containerLogs/"), "/")
+		if len(parts) != 3 {
+			http.NotFound(w, r)
+			return
+		}
+		q := r.URL.Query()
+		k.mu.Lock()
+		k.queries = append(k.queries, q)
+		k.mu.Unlock()
+		logs, ok := containerLogs[parts[2]]
+		if !ok {
+			http.Error(w, "container "+parts[2]+" not found", http.StatusNotFound)
+			return
+		}
+		if q.Get("previous") == "true" {
+			logs = []string{"previous instance line"}
+		}
+		if n, err := strconv.Atoi(q.Get("tailLines")); err == nil && n < len(logs) {
+			logs = logs[len(logs)-n:]
+		}
+		for _, l := range logs {
+			if q.Get("timestamps") == "true" {
+				l = "2026-01-02T03:04:05.000000000Z " + l
+			}
+			fmt.Fprintln(w, l)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(k.srv.Close)
+	return k
+}
+
+func (k *fakeKubelet) port(t *testing.T) int32 {
+	u, err := url.Parse(k.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return int32(p)
+}
+
+func (k *fakeKubelet) lastQuery() url.Values {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.queries) == 0 {
+		return nil
+	}
+	return k.queries[len(k.queries)-1]
+}
+
+func TestLogs(t *testing.T) {
+	ns := namespace(t)
+	kubelet := newFakeKubelet(t)
+	node := createNode(t, "logs-"+ns, kubelet.port(t))
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "talker"}, Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "app", Image: "busybox"}, {Name: "sidecar", Image: "busybox"}}}}
+	if _, err := env.cs.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runPod(t, ns, "talker", node, "10.244.2.2")
+
+	tests := []struct {
+		name      string
+		args      []string
+		want      string
+		wantErr   string
+		wantQuery map[string]string
+	}{
+		{"-c", []string{"talker", "-c", "app"}, "app line 1\napp line 2\napp line 3\n", "", map[string]string{"tailLines": "", "follow": ""}},
+		{"default container", []string{"talker"}, "app line 1\napp line 2\napp line 3\n", `Defaulted container "app" out of: app, sidecar`, nil},
+		{"inline container and TYPE/NAME", []string{"pod/talker", "sidecar"}, "sidecar line 1\n", "", nil},
+		{"--tail", []string{"talker", "-c", "app", "--tail=2"}, "app line 2\napp line 3\n", "", map[string]string{"tailLines": "2"}},
+		{"--timestamps", []string{"talker", "-c", "sidecar", "--timestamps"}, "2026-01-02T03:04:05.000000000Z sidecar line 1\n", "", map[string]string{"timestamps": "true"}},
+		{"--previous", []string{"talker", "-c", "app", "--previous"}, "previous instance line\n", "", map[string]string{"previous": "true"}},
+		{"-f", []string{"talker", "-c", "app", "-f"}, "app line 1\napp line 2\napp line 3\n", "", map[string]string{"follow": "true"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustSucceed(t, append([]string{"logs", "-n", ns}, tt.args...)...)
+			if r.out != tt.want || !strings.Contains(r.err, tt.wantErr) {
+				t.Fatalf("%s\nwant stdout %q and stderr containing %q", r, tt.want, tt.wantErr)
+			}
+			q := kubelet.lastQuery()
+			for k, v := range tt.wantQuery {
+				if q.Get(k) != v {
+					t.Errorf("the kubelet got %s=%q, want %q (query %v)", k, q.Get(k), v, q)
+				}
+			}
+		})
+	}
+	t.Run("unknown container", func(t *testing.T) {
+		r := kubectl(t, "logs", "-n", ns, "talker", "-c", "nope")
+		if r.code != 1 || len(lines(r.err)) != 1 || !strings.Contains(r.err, "nope") {
+			t.Fatalf("%s", r)
+		}
+	})
+}
+
+func TestDescribe(t *testing.T) {
+	ns := namespace(t)
+	ctx := context.Background()
+	node := createNode(t, "describe-"+ns, 0)
+	pod := createPod(t, ns, "described", map[string]string{"app": "web"})
+	runPod(t, ns, "described", node, "10.244.3.3")
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "described.1", Namespace: ns},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "described", UID: pod.UID, APIVersion: "v1"},
+		Reason:         "Scheduled", Message: "Successfully assigned " + ns + "/described to " + node, Type: corev1.EventTypeNormal,
+		Source: corev1.EventSource{Component: "default-scheduler"}, FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+	}
+	if _, err := env.cs.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := createDeployment(t, ns, "web", "busybox:1")
+	rs := createReplicaSet(t, ns, d, "1", "busybox:1")
+
+	tests := []struct {
+		name  string
+		args  []string
+		want  []string // lines (trimmed of space runs) expected in this order
+		event string   // the last line, when events are expected
+	}{
+		{"pod", []string{"pod", "described"},
+			[]string{"Name: described", "Namespace: " + ns, "Node: " + node + "/127.0.0.1", "Labels: app=web", "Status: Running", "IP: 10.244.3.3", "Containers:", "app:", "Image: busybox", "Events:"},
+			"Normal Scheduled"},
+		{"node", []string{"node", node},
+			[]string{"Name: " + node, "Conditions:", "Addresses:", "InternalIP: 127.0.0.1", "Non-terminated Pods:"}, ""},
+		{"deployment", []string{"deployment", "web"},
+			[]string{"Name: web", "Namespace: " + ns, "Selector: app=web", "Replicas: 1 desired", "Pod Template:", "Image: busybox:1"}, ""},
+		{"replicaset", []string{"rs/" + rs}, []string{"Name: " + rs, "Controlled By: Deployment/web", "Replicas:", "Pod Template:"}, ""},
+		{"namespace", []string{"namespace", ns}, []string{"Name: " + ns, "Status: Active"}, ""},
+		{"name prefix", []string{"pod", "describ"}, []string{"Name: described"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustSucceed(t, append([]string{"describe", "-n", ns}, tt.args...)...)
+			var got []string
+			for _, l := range lines(r.out) {
+				got = append(got, strings.Join(strings.Fields(l), " "))
+			}
+			i := 0
+			for _, l := range got {
+				if i < len(tt.want) && strings.HasPrefix(l, tt.want[i]) {
+					i++
+				}
+			}
+			if i < len(tt.want) {
+				t.Fatalf("missing %q (in order) in:\n%s", tt.want[i], r.out)
+			}
+			if tt.event != "" {
+				last := got[len(got)-1]
+				if !strings.HasPrefix(last, tt.event) || !strings.Contains(last, "default-scheduler") || !strings.HasSuffix(last, ev.Message) {
+					t.Fatalf("last line %q is not the event; output:\n%s", last, r.out)
+				}
+				if hdr := got[len(got)-3]; hdr != "Type Reason Age From Message" {
+					t.Fatalf("events header %q", hdr)
+				}
+			}
+		})
+	}
+	t.Run("not found", func(t *testing.T) {
+		r := kubectl(t, "describe", "-n", ns, "pod", "zzz")
+		if r.code != 1 || r.err != `Error from server (NotFound): pods "zzz" not found`+"\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+}
+
+// createReplicaSet creates a ReplicaSet owned by d for one revision, as
+// the deployment controller would.
+func createReplicaSet(t *testing.T, ns string, d *appsv1.Deployment, revision, image string) string {
+	t.Helper()
+	hash := "h" + revision
+	tmpl := d.Spec.Template.DeepCopy()
+	tmpl.Labels = map[string]string{"app": d.Name, appsv1.DefaultDeploymentUniqueLabelKey: hash}
+	tmpl.Spec.Containers[0].Image = image
+	isController := true
+	zero := int32(0)
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            d.Name + "-" + hash,
+			Labels:          tmpl.Labels,
+			Annotations:     map[string]string{"deployment.kubernetes.io/revision": revision},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: &isController}},
+		},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: &zero,
+			Selector: &metav1.LabelSelector{MatchLabels: tmpl.Labels},
+			Template: *tmpl,
+		},
+	}
+	if _, err := env.cs.AppsV1().ReplicaSets(ns).Create(context.Background(), rs, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating replicaset: %v", err)
+	}
+	return rs.Name
+}
+
+func TestScale(t *testing.T) {
+	ns := namespace(t)
+	createDeployment(t, ns, "web", "busybox:1")
+	tests := []struct {
+		name         string
+		args         []string
+		code         int
+		want         string
+		wantReplicas int32
+	}{
+		{"scale up", []string{"deployment/web", "--replicas=3"}, 0, "deployment.apps/web scaled\n", 3},
+		{"matching --current-replicas", []string{"deployment", "web", "--replicas=2", "--current-replicas=3"}, 0, "deployment.apps/web scaled\n", 2},
+		{"wrong --current-replicas", []string{"deployment", "web", "--replicas=5", "--current-replicas=7"}, 1, "", 2},
+		{"missing --replicas", []string{"deployment", "web"}, 1, "", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := kubectl(t, append([]string{"scale", "-n", ns}, tt.args...)...)
+			if r.code != tt.code || r.out != tt.want {
+				t.Fatalf("%s\nwant exit %d stdout %q", r, tt.code, tt.want)
+			}
+			if tt.code != 0 && len(lines(r.err)) != 1 {
+				t.Errorf("stderr %q, want one line", r.err)
+			}
+			d, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *d.Spec.Replicas != tt.wantReplicas {
+				t.Fatalf("replicas %d, want %d", *d.Spec.Replicas, tt.wantReplicas)
+			}
+		})
+	}
+}
+
+// setDeploymentStatus reports a rollout with updated of replicas done.
+func setDeploymentStatus(t *testing.T, ns, name string, updated int32) {
+	t.Helper()
+	d, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *d.Spec.Replicas
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation, Replicas: want, UpdatedReplicas: updated, ReadyReplicas: updated, AvailableReplicas: updated,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "ReplicaSetUpdated"}},
+	}
+	if _, err := env.cs.AppsV1().Deployments(ns).UpdateStatus(context.Background(), d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRollout(t *testing.T) {
+	ns := namespace(t)
+	d := createDeployment(t, ns, "web", "busybox:2")
+	if _, err := env.cs.AppsV1().Deployments(ns).Patch(context.Background(), "web", "application/merge-patch+json",
+		[]byte(`{"metadata":{"annotations":{"deployment.kubernetes.io/revision":"2"}},"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createReplicaSet(t, ns, d, "1", "busybox:1")
+	createReplicaSet(t, ns, d, "2", "busybox:2")
+
+	t.Run("status waits for the rollout", func(t *testing.T) {
+		setDeploymentStatus(t, ns, "web", 1)
+		cmd := exec.Command(env.kubectl, "rollout", "status", "-n", ns, "deployment/web")
+		cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		rd := bufio.NewReader(stdout)
+		first, err := rd.ReadString('\n')
+		if err != nil || first != `Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas have been updated...`+"\n" {
+			t.Fatalf("first line %q (%v)", first, err)
+		}
+		setDeploymentStatus(t, ns, "web", 2)
+		var rest strings.Builder
+		for {
+			l, err := rd.ReadString('\n')
+			rest.WriteString(l)
+			if err != nil {
+				break
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("rollout status: %v; output %q", err, rest.String())
+		}
+		if !strings.HasSuffix(rest.String(), `deployment "web" successfully rolled out`+"\n") {
+			t.Fatalf("output after completion %q", rest.String())
+		}
+	})
+	t.Run("status of a finished rollout", func(t *testing.T) {
+		r := mustSucceed(t, "rollout", "status", "-n", ns, "deployment", "web")
+		if r.out != `deployment "web" successfully rolled out`+"\n" {
+			t.Fatalf("stdout %q", r.out)
+		}
+	})
+	t.Run("history", func(t *testing.T) {
+		r := mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web")
+		got := table(r.out)
+		want := [][]string{{"deployment.apps/web"}, {"REVISION", "CHANGE-CAUSE"}, {"1", "<none>"}, {"2", "<none>"}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("history:\n%s", r.out)
+		}
+		r = mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web", "--revision=1")
+		if !strings.HasPrefix(r.out, "deployment.apps/web with revision #1\n") || !strings.Contains(r.out, "busybox:1") {
+			t.Fatalf("history --revision=1:\n%s", r.out)
+		}
+	})
+	t.Run("undo", func(t *testing.T) {
+		r := mustSucceed(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=1")
+		if r.out != "deployment.apps/web rolled back\n" {
+			t.Fatalf("stdout %q", r.out)
+		}
+		d, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img := d.Spec.Template.Spec.Containers[0].Image; img != "busybox:1" {
+			t.Fatalf("image after undo %q, want busybox:1", img)
+		}
+		r = kubectl(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=9")
+		if r.code != 1 || !strings.Contains(r.err, "unable to find specified revision 9 in history") {
+			t.Fatalf("undo to a missing revision: %s", r)
+		}
+	})
+}
+
+func TestWait(t *testing.T) {
+	ns := namespace(t)
+	createPod(t, ns, "slow", nil)
+	createConfigMap(t, ns, "doomed", nil)
+
+	t.Run("condition becomes true", func(t *testing.T) {
+		ch, stop := startLines(t, "wait", "-n", ns, "--for=condition=Ready", "pod/slow", "--timeout=90s")
+		defer stop()
+		runPod(t, ns, "slow", "", "10.244.4.4")
+		if l := awaitLine(t, ch, "pod/slow"); l != "pod/slow condition met" {
+			t.Fatalf("line %q", l)
+		}
+	})
+	t.Run("condition already true", func(t *testing.T) {
+		r := mustSucceed(t, "wait", "-n", ns, "--for=condition=ready", "pod", "slow")
+		if r.out != "pod/slow condition met\n" {
+			t.Fatalf("stdout %q", r.out)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		ch, stop := startLines(t, "wait", "-n", ns, "--for=delete", "configmap/doomed", "--timeout=90s")
+		defer stop()
+		if err := env.cs.CoreV1().ConfigMaps(ns).Delete(context.Background(), "doomed", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if l := awaitLine(t, ch, "configmap/doomed"); l != "configmap/doomed condition met" {
+			t.Fatalf("line %q", l)
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		createPod(t, ns, "never", nil)
+		r := kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "pod/never", "--timeout=1s")
+		if r.code != 1 || r.err != "error: timed out waiting for the condition on pods/never\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("bad --for", func(t *testing.T) {
+		r := kubectl(t, "wait", "-n", ns, "--for=ready", "pod/never")
+		if r.code != 1 || !strings.Contains(r.err, `unrecognized condition: "ready"`) {
+			t.Fatalf("%s", r)
+		}
+	})
+}
