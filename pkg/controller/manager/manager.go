@@ -118,7 +118,9 @@ func (m *Manager) Run(ctx context.Context) error {
 func (m *Manager) runControllers(ctx context.Context) {
 	enabled, _ := EnabledControllers(m.opts.Controllers) // validated in New
 	factory := informers.NewSharedInformerFactory(m.client, resyncPeriod)
-	events := record.NewBroadcaster(record.WithContext(ctx))
+	// Not tied to ctx: controllers still finishing a sync after ctx ends
+	// may record; the deferred Shutdown flushes once they returned.
+	events := record.NewBroadcaster()
 	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: m.client.CoreV1().Events("")})
 	defer events.Shutdown()
 	cc := &controllerContext{opts: m.opts, config: m.config, client: m.client, informers: factory, metrics: m.metrics, clock: m.clock, events: events}

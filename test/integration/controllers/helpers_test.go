@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/manager"
@@ -117,14 +118,21 @@ func (c *cluster) addNode(name string) *node {
 			Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 		},
 	}
-	created, err := c.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := c.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		c.t.Fatalf("create node %s: %v", name, err)
 	}
 	// Status is a subresource: write the Ready condition through it too, in
-	// case create drops status.
-	created.Status = n.Status
-	if _, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	// case create drops status. Controllers (IPAM) may write the Node too.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status = n.Status
+		_, err = c.client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		c.t.Fatalf("node %s status: %v", name, err)
 	}
 	agent := &node{name: name}
