@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -245,12 +246,25 @@ func (kl *Kubelet) podChanged(obj any) {
 		st = &podState{firstSeen: kl.clock.Now(), waiting: map[string]*v1.ContainerStateWaiting{}}
 		kl.pods[pod.UID] = st
 	}
+	prev := st.pod
 	st.pod = pod
 	ctx := kl.runCtx
 	kl.mu.Unlock()
+	// The kubelet's own status patches come back through the watch; they
+	// need no sync, and skipping them halves the runtime calls per pod start.
+	if prev != nil && onlyStatusChanged(prev, pod) {
+		return
+	}
 	if ctx != nil {
 		kl.workers.Update(ctx, string(pod.UID))
 	}
+}
+
+func onlyStatusChanged(old, cur *v1.Pod) bool {
+	return (old.DeletionTimestamp == nil) == (cur.DeletionTimestamp == nil) &&
+		apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) &&
+		apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) &&
+		apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations)
 }
 
 func (kl *Kubelet) podDeleted(obj any) {

@@ -526,3 +526,27 @@ func TestExpandVars(t *testing.T) {
 		}
 	}
 }
+
+func TestOnlyStatusChangesNeedNoSync(t *testing.T) {
+	base := testPod("p")
+	now := metav1.Now()
+	tests := []struct {
+		name   string
+		mutate func(*v1.Pod)
+		want   bool
+	}{
+		{"status only", func(p *v1.Pod) { p.Status.Phase = v1.PodRunning; p.ResourceVersion = "9" }, true},
+		{"deletion", func(p *v1.Pod) { p.DeletionTimestamp = &now }, false},
+		{"spec", func(p *v1.Pod) { p.Spec.Containers[0].Image = "other:1" }, false},
+		{"labels", func(p *v1.Pod) { p.Labels = map[string]string{"a": "b"} }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := base.DeepCopy()
+			tc.mutate(cur)
+			if got := onlyStatusChanged(base, cur); got != tc.want {
+				t.Fatalf("onlyStatusChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -93,3 +93,11 @@ func (kl *Kubelet) nodesChanged() {
 		slog.Warn("sync routes to other nodes", "err", err)
 	}
 }
+
+// HostNetwork is a Network for runtimes that bring their own pod network
+// (and for in-process integration tests with a fake runtime): it writes no
+// CNI config and adds no routes.
+type HostNetwork struct{}
+
+func (HostNetwork) EnsureConfig(context.Context, string) error   { return nil }
+func (HostNetwork) SyncRoutes(context.Context, []*v1.Node) error { return nil }
