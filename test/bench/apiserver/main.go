@@ -271,6 +271,7 @@ func watchLatency(ctx context.Context, cs kubernetes.Interface, watchers, events
 	defer cancel()
 	var ready, done sync.WaitGroup
 	var failed atomic.Value
+	var rewatches atomic.Int64
 	for w := range watchers {
 		wi, err := cms.Watch(wctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 		if err != nil {
@@ -281,26 +282,43 @@ func watchLatency(ctx context.Context, cs kubernetes.Interface, watchers, events
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			defer wi.Stop()
 			ready.Done()
-			seen := 0
-			for ev := range wi.ResultChan() {
-				now := time.Now()
-				if ev.Type != watch.Added {
-					failed.Store(fmt.Errorf("watcher %d: unexpected %s event", w, ev.Type))
+			seen, rv := 0, list.ResourceVersion
+			for {
+				for ev := range wi.ResultChan() {
+					now := time.Now()
+					if ev.Type != watch.Added {
+						failed.Store(fmt.Errorf("watcher %d: unexpected %s event: %v", w, ev.Type, ev.Object))
+						wi.Stop()
+						return
+					}
+					cm := ev.Object.(*corev1.ConfigMap)
+					rv = cm.ResourceVersion
+					i, err := strconv.Atoi(strings.TrimPrefix(cm.Name, "cm-"))
+					if err != nil || i >= events {
+						continue
+					}
+					if !received[w][i].IsZero() {
+						failed.Store(fmt.Errorf("watcher %d: %s delivered twice", w, cm.Name))
+					}
+					received[w][i] = now
+					if seen++; seen == events {
+						wi.Stop()
+						return
+					}
+				}
+				if wctx.Err() != nil {
+					failed.Store(fmt.Errorf("watcher %d: %d of %d events before the deadline", w, seen, events))
 					return
 				}
-				cm := ev.Object.(*corev1.ConfigMap)
-				i, err := strconv.Atoi(strings.TrimPrefix(cm.Name, "cm-"))
-				if err != nil || i >= events {
-					continue
-				}
-				received[w][i] = now
-				if seen++; seen == events {
+				// The server may end a watch (upstream does for slow
+				// consumers); a client resumes from the last version seen.
+				rewatches.Add(1)
+				if wi, err = cms.Watch(wctx, metav1.ListOptions{ResourceVersion: rv}); err != nil {
+					failed.Store(fmt.Errorf("watcher %d: resume from %s: %w", w, rv, err))
 					return
 				}
 			}
-			failed.Store(fmt.Errorf("watcher %d: watch ended after %d of %d events", w, seen, events))
 		}()
 	}
 	ready.Wait()
@@ -338,6 +356,9 @@ func watchLatency(ctx context.Context, cs kubernetes.Interface, watchers, events
 			// The event can beat the create response back; that is zero latency.
 			lat = append(lat, max(d, 0))
 		}
+	}
+	if n := rewatches.Load(); n > 0 {
+		slog.Warn("watches ended by the server and resumed", "count", n)
 	}
 	return result{what: fmt.Sprintf("watch delivery, %d watchers", watchers), clients: watchers, ops: len(lat), elapsed: elapsed, lat: lat, latencyOnly: true}, nil
 }
