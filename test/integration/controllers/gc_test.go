@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/manager"
 )
 
 // TestDeletePropagation deletes a Deployment with each policy and checks
@@ -140,5 +142,60 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 		if got, err := n(); err != nil || got != 0 {
 			t.Errorf("%d %s left (err %v)", got, what, err)
 		}
+	}
+}
+
+// TestGarbageCollectsAnyKind: ownership works across kinds the collector
+// knows only through discovery, including a cluster-scoped owner.
+func TestGarbageCollectsAnyKind(t *testing.T) {
+	c := start(t, func(o *manager.Options) { o.Controllers = []string{"garbagecollector"} })
+	ctx := context.Background()
+	owner, err := c.client.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := c.client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "owner-node"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := map[string]metav1.OwnerReference{
+		"owned-by-configmap": {APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID},
+		"owned-by-node":      {APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID},
+	}
+	for name, ref := range deps {
+		cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{ref}}}
+		if _, err := c.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A dependent whose owner never existed goes too.
+	ghost := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owned-by-ghost", OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: "00000000-0000-0000-0000-000000000000"}}}}
+	if _, err := c.client.CoreV1().ConfigMaps(ns).Create(ctx, ghost, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gone := func(name string) func() (bool, error) {
+		return func() (bool, error) {
+			_, err := c.client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		}
+	}
+	waitFor(t, "the ghost's dependent to go", gone("owned-by-ghost"))
+	for name := range deps {
+		if _, err := c.client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("%s went while its owner lives: %v", name, err)
+		}
+	}
+	if err := c.client.CoreV1().ConfigMaps(ns).Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.client.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name := range deps {
+		waitFor(t, name+" to go", gone(name))
 	}
 }
