@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -73,7 +72,9 @@ func printConfig(cfg *clientcmdapi.Config, output string, streams genericiooptio
 	if err != nil {
 		return err
 	}
-	js, err := runtime.Encode(clientcmdlatest.Codec, versioned)
+	// The v1 types carry the kubeconfig field names as JSON tags;
+	// clientcmd's own codec writes YAML only.
+	js, err := json.Marshal(versioned)
 	if err != nil {
 		return err
 	}
