@@ -1,0 +1,307 @@
+//go:build e2e
+
+package systemd
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const (
+	nodeName = "sd-node"
+	// clusterCIDR is this test's own, so that its bridge, routes and
+	// masquerade rules never meet another test's pod network.
+	clusterCIDR = "10.213.0.0/16"
+	cidrPrefix  = "10.213."
+	bridge      = "kl-sd0"
+)
+
+func TestScriptsRefuseBadInput(t *testing.T) {
+	requireRoot(t)
+	emptyPKI := t.TempDir()
+	root := t.TempDir()
+	rootWithoutNoSystemd := "--root needs --no-systemd"
+	if _, err := os.Stat("/run/systemd/system"); err != nil {
+		rootWithoutNoSystemd = "use --no-systemd"
+	}
+	tests := []struct {
+		name   string
+		script string
+		args   []string
+		want   string
+	}{
+		{"control plane without --pki", "hack/install-control-plane.sh", []string{"--no-systemd", "--root", root}, "--pki DIR is required"},
+		{"control plane with an empty PKI dir", "hack/install-control-plane.sh", []string{"--no-systemd", "--root", root, "--pki", emptyPKI}, "ca.crt is missing"},
+		{"control plane with an unknown flag", "hack/install-control-plane.sh", []string{"--frobnicate"}, "unknown option --frobnicate"},
+		{"control plane under --root with systemd", "hack/install-control-plane.sh", []string{"--root", root, "--pki", emptyPKI}, rootWithoutNoSystemd},
+		{"node without its certificates", "hack/join-node.sh", []string{"--no-systemd", "--root", root, "--pki", emptyPKI, "--node", "n1"}, "run kube-lite-pki with --node n1"},
+		{"node with a bridge name too long", "hack/join-node.sh", []string{"--no-systemd", "--root", root, "--pki", emptyPKI, "--cni-bridge", "a-far-too-long-bridge"}, "at most 15 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := run(tt.script, tt.args...)
+			if err == nil {
+				t.Fatalf("%s %v succeeded, want an error with %q:\n%s", tt.script, tt.args, tt.want, out)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("%s %v printed\n%s\nwant it to contain %q", tt.script, tt.args, out, tt.want)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("refused runs wrote into --root: %v", entries)
+	}
+}
+
+func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
+	requireRoot(t)
+	// A short path: containerd's socket ends up under it, and unix socket
+	// paths are limited to 108 bytes.
+	tmp, err := os.MkdirTemp("", "kl-sd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(tmp, "root")
+	pkiDir := filepath.Join(tmp, "pki")
+	apiPort := freePort(t)
+	server := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	if _, err := run(filepath.Join(env.binDir, "kube-lite-pki"), "--dir", pkiDir, "--apiserver-url", server,
+		"--apiserver-host", "127.0.0.1", "--node", nodeName+"=127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, l := range []string{"kube-lite-kubelet", "containerd", "kube-lite-apiserver", "kube-lite-etcd"} {
+				b, _ := os.ReadFile(filepath.Join(root, "var/log/kube-lite", l+".log"))
+				t.Logf("---- %s.log (last 30 lines) ----\n%s", l, lastLines(string(b), 30))
+			}
+		}
+		if out, err := run("hack/join-node.sh", "--stop", "--no-systemd", "--root", root); err != nil {
+			t.Errorf("join-node.sh --stop: %v\n%s", err, out)
+		}
+		if out, err := run("hack/install-control-plane.sh", "--stop", "--no-systemd", "--root", root); err != nil {
+			t.Errorf("install-control-plane.sh --stop: %v\n%s", err, out)
+		}
+		if left := leftovers(tmp); len(left) > 0 {
+			t.Errorf("after --stop, still on the host:\n%s", strings.Join(left, "\n"))
+		}
+		if rules := natRulesFor(cidrPrefix); len(rules) > 0 {
+			t.Errorf("after --stop, NAT rules for %s are left:\n%s", clusterCIDR, strings.Join(rules, "\n"))
+		}
+		if err := exec.Command("ip", "link", "show", bridge).Run(); err == nil {
+			t.Errorf("after --stop, bridge %s is left", bridge)
+		}
+		if !t.Failed() {
+			os.RemoveAll(tmp)
+		}
+	})
+
+	out, err := run("hack/install-control-plane.sh", "--no-systemd", "--root", root, "--pki", pkiDir,
+		"--bin-dir", env.binDir, "--secure-port", strconv.Itoa(apiPort),
+		"--etcd-client-port", strconv.Itoa(freePort(t)), "--etcd-peer-port", strconv.Itoa(freePort(t)),
+		"--scheduler-port", strconv.Itoa(freePort(t)), "--controller-manager-port", strconv.Itoa(freePort(t)),
+		"--cluster-cidr", clusterCIDR)
+	if err != nil {
+		t.Fatalf("install-control-plane.sh: %v", err)
+	}
+	t.Logf("install-control-plane.sh:\n%s", out)
+
+	kubeletPort := freePort(t)
+	out, err = run("hack/join-node.sh", "--no-systemd", "--root", root, "--pki", pkiDir, "--node", nodeName,
+		"--node-ip", "127.0.0.1", "--bin-dir", env.binDir, "--images", env.imageDir,
+		"--kubelet-port", strconv.Itoa(kubeletPort), "--healthz-port", strconv.Itoa(freePort(t)), "--cni-bridge", bridge)
+	if err != nil {
+		t.Fatalf("join-node.sh: %v", err)
+	}
+	t.Logf("join-node.sh:\n%s", out)
+
+	t.Run("files are where the units expect them", func(t *testing.T) {
+		files := []struct {
+			path string
+			mode os.FileMode
+		}{
+			{"usr/local/bin/kube-lite-apiserver", 0o755},
+			{"usr/local/bin/kube-lite-kubelet", 0o755},
+			{"usr/local/bin/kubectl-lite", 0o755},
+			{"etc/kube-lite/pki/ca.crt", 0o644},
+			{"etc/kube-lite/pki/apiserver.key", 0o600},
+			{"etc/kube-lite/pki/sa.key", 0o600},
+			{"etc/kube-lite/pki/admin.kubeconfig", 0o600},
+			{"etc/kube-lite/pki/kubelet.kubeconfig", 0o600},
+			{"etc/kube-lite/pki/kubelet.key", 0o600},
+			{"etc/kube-lite/apiserver.env", 0o644},
+			{"etc/kube-lite/kubelet.env", 0o644},
+			{"etc/kube-lite/containerd/config.toml", 0o644},
+			{"etc/systemd/system/kube-lite-etcd.service", 0o644},
+			{"etc/systemd/system/kube-lite-apiserver.service", 0o644},
+			{"etc/systemd/system/kube-lite-scheduler.service", 0o644},
+			{"etc/systemd/system/kube-lite-controller-manager.service", 0o644},
+			{"etc/systemd/system/kube-lite-kubelet.service", 0o644},
+			{"etc/systemd/system/containerd.service.d/10-kube-lite.conf", 0o644},
+			{"var/lib/kube-lite/images/pause.tar", 0o644},
+		}
+		for _, f := range files {
+			st, err := os.Stat(filepath.Join(root, f.path))
+			if err != nil {
+				t.Errorf("%s: %v", f.path, err)
+				continue
+			}
+			if st.Mode().Perm() != f.mode {
+				t.Errorf("%s has mode %o, want %o", f.path, st.Mode().Perm(), f.mode)
+			}
+		}
+		cfg, err := os.ReadFile(filepath.Join(root, "etc/kube-lite/containerd/config.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"restrict_oom_score_adj = true", `sandbox_image = "kube-lite.local/pause:3.10"`,
+			"SystemdCgroup = false", `bin_dir = "/usr/lib/cni"`, `conf_dir = "` + root + `/etc/kube-lite/cni/net.d"`,
+			`address = "` + root + `/run/containerd/containerd.sock"`} {
+			if !strings.Contains(string(cfg), want) {
+				t.Errorf("containerd config.toml lacks %q:\n%s", want, cfg)
+			}
+		}
+	})
+
+	t.Run("the processes run the units' ExecStart", func(t *testing.T) {
+		tests := []struct {
+			unit string
+			argv []string
+		}{
+			{"kube-lite-etcd", []string{"/usr/bin/etcd", "--data-dir", root + "/var/lib/kube-lite/etcd"}},
+			{"kube-lite-apiserver", []string{root + "/usr/local/bin/kube-lite-apiserver", "--secure-port", strconv.Itoa(apiPort)}},
+			{"kube-lite-scheduler", []string{root + "/usr/local/bin/kube-lite-scheduler", "--kubeconfig", root + "/etc/kube-lite/pki/scheduler.kubeconfig"}},
+			{"kube-lite-controller-manager", []string{root + "/usr/local/bin/kube-lite-controller-manager", "--cluster-cidr", clusterCIDR}},
+			{"containerd", []string{"/usr/bin/containerd", "--config", root + "/etc/kube-lite/containerd/config.toml"}},
+			{"kube-lite-kubelet", []string{root + "/usr/local/bin/kube-lite-kubelet", "--port", strconv.Itoa(kubeletPort)}},
+		}
+		for _, tt := range tests {
+			pid, err := os.ReadFile(filepath.Join(root, "run/kube-lite", tt.unit+".pid"))
+			if err != nil {
+				t.Errorf("%s: %v", tt.unit, err)
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/cmdline")
+			if err != nil {
+				t.Errorf("%s (pid %s) is not running: %v", tt.unit, strings.TrimSpace(string(pid)), err)
+				continue
+			}
+			argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+			if argv[0] != tt.argv[0] {
+				t.Errorf("%s runs %q, want %q", tt.unit, argv[0], tt.argv[0])
+			}
+			if joined := " " + strings.Join(argv, " ") + " "; !strings.Contains(joined, " "+strings.Join(tt.argv[1:], " ")+" ") {
+				t.Errorf("%s runs %q, want the arguments %q", tt.unit, argv, tt.argv[1:])
+			}
+		}
+	})
+
+	t.Run("systemd-analyze verify", func(t *testing.T) {
+		if _, err := exec.LookPath("systemd-analyze"); err != nil {
+			t.Skip("systemd-analyze is not installed")
+		}
+		units := filepath.Join(root, "etc/systemd/system")
+		paths, _ := filepath.Glob(filepath.Join(units, "kube-lite-*.service"))
+		if len(paths) != 5 {
+			t.Fatalf("want 5 kube-lite units in %s, found %v", units, paths)
+		}
+		// The drop-in is checked as part of the unit it changes: Debian's
+		// containerd.service with the drop-in's [Service] lines appended.
+		if base, err := os.ReadFile("/lib/systemd/system/containerd.service"); err == nil {
+			dropIn, err := os.ReadFile(filepath.Join(units, "containerd.service.d/10-kube-lite.conf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged := filepath.Join(t.TempDir(), "containerd.service")
+			if err := os.WriteFile(merged, append(append(base, '\n'), dropIn...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, merged)
+		}
+		for _, p := range paths {
+			out, err := exec.Command("systemd-analyze", "verify", p).CombinedOutput()
+			if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+				t.Errorf("systemd-analyze verify %s: %v\n%s", filepath.Base(p), err, out)
+			}
+		}
+	})
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "etc/kube-lite/pki/admin.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+
+	t.Run("the node is Ready with a podCIDR from the cluster range", func(t *testing.T) {
+		node, err := cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := false
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+		if !ready {
+			t.Errorf("node %s is not Ready: %+v", nodeName, node.Status.Conditions)
+		}
+		if !strings.HasPrefix(node.Spec.PodCIDR, cidrPrefix) {
+			t.Errorf("node %s has podCIDR %q, want one from %s", nodeName, node.Spec.PodCIDR, clusterCIDR)
+		}
+	})
+
+	t.Run("a pod is scheduled, runs and its log is served through the kubelet port", func(t *testing.T) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{
+					Name: "hello", Image: "kube-lite.local/busybox:1.35", ImagePullPolicy: corev1.PullIfNotPresent,
+					Command: []string{"/bin/sh", "-c", "echo hello from $(hostname)"},
+				}},
+			},
+		}
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var got *corev1.Pod
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err = cs.CoreV1().Pods("default").Get(ctx, "hello", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return got.Status.Phase == corev1.PodSucceeded || got.Status.Phase == corev1.PodFailed, nil
+		})
+		if err != nil {
+			t.Fatalf("pod hello did not finish: %v (status %+v)", err, got.Status)
+		}
+		if got.Status.Phase != corev1.PodSucceeded || got.Spec.NodeName != nodeName {
+			t.Fatalf("pod hello: phase %s on node %q, want Succeeded on %s", got.Status.Phase, got.Spec.NodeName, nodeName)
+		}
+		logs, err := cs.CoreV1().Pods("default").GetLogs("hello", &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(logs) != "hello from hello\n" {
+			t.Errorf("pod hello logged %q, want %q", logs, "hello from hello\n")
+		}
+	})
+}
