@@ -33,6 +33,15 @@ func resourceFor(dyn dynamic.Interface, m *meta.RESTMapping, ns string) dynamic.
 	return dyn.Resource(m.Resource)
 }
 
+// Current returns ns/name, or nil when it does not exist.
+func Current(ctx context.Context, dyn dynamic.Interface, m *meta.RESTMapping, ns, name string) (*unstructured.Unstructured, error) {
+	u, err := resourceFor(dyn, m, ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return u, err
+}
+
 // Gone returns once ns/name is deleted (or replaced by an object with
 // another UID, when uid is given).
 func Gone(ctx context.Context, dyn dynamic.Interface, m *meta.RESTMapping, ns, name string, uid types.UID) error {

@@ -102,6 +102,8 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
+	// For --for=delete named objects are not fetched: one already gone
+	// meets the condition, and the watch below sees that.
 	infos, err := f.NewBuilder().
 		Unstructured().
 		ContinueOnError().
@@ -110,13 +112,10 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		LabelSelectorParam(o.LabelSelector).
 		SelectAllParam(o.All).
 		ResourceTypeOrNameArgs(true, args...).
+		RequireObject(!cond.Delete).
 		Flatten().
 		Do().Infos()
 	if err != nil {
-		if cond.Delete && len(infos) == 0 && strings.Contains(err.Error(), "not found") {
-			// Already gone is what --for=delete waits for.
-			return nil
-		}
 		return err
 	}
 	if len(infos) == 0 {
@@ -136,7 +135,10 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		gk := info.Mapping.GroupVersionKind.GroupKind()
 		ref := strings.ToLower(gk.String()) + "/" + info.Name
 		if timeout == 0 {
-			u, _ := info.Object.(*unstructured.Unstructured)
+			u, err := objwait.Current(ctx, dyn, info.Mapping, info.Namespace, info.Name)
+			if err != nil {
+				return err
+			}
 			if !cond.Met(u) {
 				return fmt.Errorf("condition not met for %s", ref)
 			}

@@ -392,8 +392,20 @@ func TestWait(t *testing.T) {
 			t.Fatalf("line %q", l)
 		}
 	})
-	t.Run("timeout", func(t *testing.T) {
+	t.Run("already gone", func(t *testing.T) {
+		r := mustSucceed(t, "wait", "-n", ns, "--for=delete", "configmap/never-was")
+		if r.out != "configmap/never-was condition met\n" {
+			t.Fatalf("stdout %q", r.out)
+		}
+	})
+	t.Run("check once with --timeout=0", func(t *testing.T) {
 		createPod(t, ns, "never", nil)
+		r := kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "pod/never", "--timeout=0")
+		if r.code != 1 || r.err != "error: condition not met for pod/never\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
 		r := kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "pod/never", "--timeout=1s")
 		if r.code != 1 || r.err != "error: timed out waiting for the condition on pods/never\n" {
 			t.Fatalf("%s", r)

@@ -1,0 +1,140 @@
+package apply
+
+import (
+	"encoding/json"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func obj(t *testing.T, js string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(js), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// live returns the object as the server holds it after applying file
+// (annotation included) and adding fields of its own.
+func live(t *testing.T, file, extra string) *unstructured.Unstructured {
+	t.Helper()
+	mod, err := ModifiedConfiguration(obj(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := obj(t, string(mod))
+	if extra != "" {
+		for k, v := range obj(t, extra).Object {
+			u.Object[k] = v
+		}
+	}
+	return u
+}
+
+func TestModifiedConfigurationRecordsTheFileWithoutItself(t *testing.T) {
+	in := obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":{"a":"b","kubectl.kubernetes.io/last-applied-configuration":"old"}},"data":{"k":"v"}}`)
+	mod, err := ModifiedConfiguration(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := obj(t, string(mod))
+	recorded := out.GetAnnotations()[LastAppliedAnnotation]
+	want := `{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"annotations":{"a":"b"},"name":"c"}}` + "\n"
+	if recorded != want {
+		t.Fatalf("annotation %q, want %q", recorded, want)
+	}
+	if out.GetAnnotations()["a"] != "b" {
+		t.Errorf("other annotations lost: %v", out.GetAnnotations())
+	}
+}
+
+func TestThreeWayPatch(t *testing.T) {
+	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	podGVK := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	widgetGVK := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	tests := []struct {
+		name                  string
+		gvk                   schema.GroupVersionKind
+		previous, file, extra string
+		wantType              types.PatchType
+		want                  string // the patch, minus the annotation
+	}{
+		{"unchanged file, server-added fields kept", cmGVK,
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1"}}`,
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1"}}`,
+			`{"status":{"x":"y"}}`, types.StrategicMergePatchType, `{}`},
+		{"key removed from the file is deleted", cmGVK,
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1","b":"2"}}`,
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1"}}`,
+			"", types.StrategicMergePatchType, `{"data":{"b":null}}`},
+		{"list item merged by key", podGVK,
+			`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"x"},{"name":"b","image":"y"}]}}`,
+			`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"x2"},{"name":"b","image":"y"}]}}`,
+			"", types.StrategicMergePatchType, `{"spec":{"$setElementOrder/containers":[{"name":"a"},{"name":"b"}],"containers":[{"image":"x2","name":"a"}]}}`},
+		{"unknown kinds get a JSON merge patch", widgetGVK,
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"a":1,"b":2}}`,
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"a":1}}`,
+			"", types.MergePatchType, `{"spec":{"b":null}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			current := live(t, tt.previous, tt.extra)
+			mod, err := ModifiedConfiguration(obj(t, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			patch, pt, err := ThreeWayPatch(tt.gvk, mod, current)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pt != tt.wantType {
+				t.Errorf("patch type %s, want %s", pt, tt.wantType)
+			}
+			var p map[string]interface{}
+			if err := json.Unmarshal(patch, &p); err != nil {
+				t.Fatal(err)
+			}
+			if md, ok := p["metadata"].(map[string]interface{}); ok {
+				// The annotation changes with every file change; its
+				// content is covered above.
+				delete(md["annotations"].(map[string]interface{}), LastAppliedAnnotation)
+				if len(md["annotations"].(map[string]interface{})) == 0 {
+					delete(md, "annotations")
+				}
+				if len(md) == 0 {
+					delete(p, "metadata")
+				}
+			}
+			got, _ := json.Marshal(p)
+			if string(got) != tt.want {
+				t.Fatalf("patch %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestThreeWayPatchRefusesToRename(t *testing.T) {
+	current := live(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`, "")
+	mod, err := ModifiedConfiguration(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ThreeWayPatch(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, mod, current); err == nil {
+		t.Fatal("a patch that renames the object was computed")
+	}
+}
+
+func TestParseDryRun(t *testing.T) {
+	for in, want := range map[string]dryRun{"none": dryRunNone, "": dryRunNone, "client": dryRunClient, "server": dryRunServer} {
+		if got, err := parseDryRun(in); err != nil || got != want {
+			t.Errorf("parseDryRun(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := parseDryRun("maybe"); err == nil {
+		t.Error("parseDryRun(maybe) accepted")
+	}
+}
