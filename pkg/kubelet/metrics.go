@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Metrics are the kubelet's Prometheus metrics, with upstream's names.
@@ -44,6 +45,7 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}),
 	}
+	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Registry.MustRegister(m.PodStartDuration, m.RunningPods, m.RunningContainers, m.RuntimeOps, m.RuntimeOpErrors, m.RuntimeOpDuration, m.SyncDuration)
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -83,12 +84,21 @@ func (m *Manager) Run(ctx context.Context) {
 			return
 		case <-m.pending:
 		}
-		m.SyncOnce(ctx)
+		if !m.SyncOnce(ctx) {
+			// The API server is failing: retry, but not in a hot loop.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
 	}
 }
 
-// SyncOnce sends every changed status now.
-func (m *Manager) SyncOnce(ctx context.Context) {
+// SyncOnce sends every changed status now; false if some send failed
+// (those are retried on the next call).
+func (m *Manager) SyncOnce(ctx context.Context) bool {
+	ok := true
 	type job struct {
 		uid    types.UID
 		ns, nm string
@@ -115,12 +125,14 @@ func (m *Manager) SyncOnce(ctx context.Context) {
 			m.mu.Unlock()
 		default:
 			slog.Warn("patch pod status", "pod", j.ns+"/"+j.nm, "err", err)
+			ok = false
 			select {
 			case m.pending <- struct{}{}:
 			default:
 			}
 		}
 	}
+	return ok
 }
 
 func (m *Manager) patch(ctx context.Context, uid types.UID, ns, name string, status v1.PodStatus) error {
