@@ -143,7 +143,6 @@ func (o *SecurityOptions) Validate() error {
 
 // security is the assembled authentication and authorization.
 type security struct {
-	clock         clock.Clock
 	authenticator authn.Request
 	// tokens authenticate bearer tokens, also for TokenReview.
 	tokens     authn.BearerToken
@@ -155,13 +154,15 @@ type security struct {
 	// the server's context, which they follow until it ends.
 	lifetime context.Context
 	starters []func(ctx, lifetime context.Context) error
+	// started keeps a second Bootstrap from following everything twice.
+	started bool
 }
 
 func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.Clock) (*security, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	sec := &security{clock: clk, anonymous: o.AnonymousAuth, lifetime: ctx}
+	sec := &security{anonymous: o.AnonymousAuth, lifetime: ctx}
 	sec.audiences = o.APIAudiences
 	if len(sec.audiences) == 0 {
 		sec.audiences = o.ServiceAccountIssuers
@@ -294,7 +295,7 @@ func (s *Server) source(gr schema.GroupResource) (authz.Source, error) {
 // startSecurity creates the bootstrap policy and fills the authorizers'
 // indexes; requests are denied (but for system:masters) until it is done.
 func (s *Server) startSecurity(ctx context.Context) error {
-	if s.security == nil {
+	if s.security == nil || s.security.started {
 		return nil
 	}
 	for _, start := range s.security.starters {
@@ -302,6 +303,7 @@ func (s *Server) startSecurity(ctx context.Context) error {
 			return err
 		}
 	}
+	s.security.started = true
 	return nil
 }
 
