@@ -215,7 +215,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Client:  client,
 		Runtime: rt,
 		Network: network,
-		Volumes: &volume.Manager{Root: o.RootDir, Mounter: volume.SysMounter{}, Source: kubelet.APISource{Client: client}},
+		Volumes: &volume.Manager{Root: o.RootDir, Mounter: volume.SysMounter{}, Source: kubelet.NewAPISource(client, nil)},
 		Metrics: metrics,
 	})
 	if err != nil {

@@ -31,6 +31,12 @@ type Source interface {
 	GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error)
 }
 
+// TokenSource issues service-account tokens bound to a pod (TokenRequest);
+// a Source that is one serves projected serviceAccountToken volumes.
+type TokenSource interface {
+	Token(ctx context.Context, pod *v1.Pod, audience string, expirationSeconds int64) (string, error)
+}
+
 // ErrNotFound is returned by a Source for a missing object.
 var ErrNotFound = errors.New("not found")
 
@@ -351,8 +357,20 @@ func (m *Manager) projectedFiles(ctx context.Context, pod *v1.Pod, p *v1.Project
 		case src.DownwardAPI != nil:
 			err = merge(downwardFiles(pod, src.DownwardAPI.Items, mode))
 		case src.ServiceAccountToken != nil:
-			// No token issuer yet: the projection stays empty rather than
-			// blocking pods that admission gave a kube-api-access volume.
+			tokens, ok := m.Source.(TokenSource)
+			if !ok {
+				err = fmt.Errorf("no token source for serviceAccountToken %q", src.ServiceAccountToken.Path)
+				break
+			}
+			exp := int64(3600)
+			if src.ServiceAccountToken.ExpirationSeconds != nil {
+				exp = *src.ServiceAccountToken.ExpirationSeconds
+			}
+			var tok string
+			tok, err = tokens.Token(ctx, pod, src.ServiceAccountToken.Audience, exp)
+			if err == nil {
+				out[src.ServiceAccountToken.Path] = file{[]byte(tok), os.FileMode(*mode)}
+			}
 		}
 		if err != nil {
 			return nil, err

@@ -148,3 +148,36 @@ func TestSetUpFailures(t *testing.T) {
 		})
 	}
 }
+
+type tokenSource struct {
+	fakeSource
+	calls int
+}
+
+func (s *tokenSource) Token(_ context.Context, pod *v1.Pod, audience string, exp int64) (string, error) {
+	s.calls++
+	return "token-for-" + pod.Name + "-" + audience, nil
+}
+
+func TestProjectedVolumeCombinesSources(t *testing.T) {
+	src := &tokenSource{fakeSource: fakeSource{cms: map[string]*v1.ConfigMap{"kube-root-ca.crt": {Data: map[string]string{"ca.crt": "CA"}}}}}
+	m := &Manager{Root: t.TempDir(), Source: src}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
+		Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "kube-api-access", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+			{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token", Audience: "api"}},
+			{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "kube-root-ca.crt"}}},
+			{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
+		}}}}}},
+	}
+	got, err := m.SetUp(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := got["kube-api-access"]
+	for file, want := range map[string]string{"token": "token-for-p-api", "ca.crt": "CA", "namespace": "ns"} {
+		if s := read(t, filepath.Join(dir, file)); s != want {
+			t.Errorf("%s = %q, want %q", file, s, want)
+		}
+	}
+}
