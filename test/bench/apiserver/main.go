@@ -134,12 +134,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		results = append(results, r)
 	}
-	w, err := watchLatency(ctx, cs, o.watchers, o.events, o.maxPerStep)
-	if err != nil {
-		return fmt.Errorf("watch latency: %w", err)
+	w, werr := watchLatency(ctx, cs, o.watchers, o.events, o.maxPerStep)
+	if werr == nil {
+		results = append(results, w)
 	}
-	results = append(results, w)
 	printTable(out, results)
+	if werr != nil {
+		return fmt.Errorf("watch latency: %w", werr)
+	}
 	return nil
 }
 
@@ -341,7 +343,16 @@ func watchLatency(ctx context.Context, cs kubernetes.Interface, watchers, events
 	if made < events {
 		cancel()
 	}
-	done.Wait()
+	allDone := make(chan struct{})
+	go func() { done.Wait(); close(allDone) }()
+	select {
+	case <-allDone:
+	case <-time.After(10 * time.Second):
+		// A healthy server delivers within milliseconds; say so early when
+		// it does not, instead of only after the deadline.
+		slog.Warn("watchers still waiting 10s after the last create", "watchers", watchers, "events", made)
+		<-allDone
+	}
 	elapsed := time.Since(start)
 	if err, _ := failed.Load().(error); err != nil && made == events {
 		return result{}, fmt.Errorf("%w (%s)", err, missing(received, made))
