@@ -150,6 +150,10 @@ type security struct {
 	authorizer authz.Authorizer
 	signer     *authn.Signer
 	audiences  []string
+	// rbac lists rules for SelfSubjectRulesReview; rulesIncomplete says
+	// other modes may allow more than it can list.
+	rbac            *rbac.Authorizer
+	rulesIncomplete bool
 	// starters fill the in-memory indexes (RBAC, node graph); lifetime is
 	// the server's context, which they follow until it ends.
 	lifetime context.Context
@@ -233,6 +237,7 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 		case ModeRBAC:
 			z := rbac.New()
 			union = append(union, z)
+			sec.rbac = z
 			var src rbac.Sources
 			var err error
 			for _, p := range []struct {
@@ -268,6 +273,7 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 		}
 	}
 	sec.authorizer = union
+	sec.rulesIncomplete = slices.ContainsFunc(o.AuthorizationModes, func(m string) bool { return m != ModeRBAC })
 	return sec, nil
 }
 
@@ -538,6 +544,7 @@ func forbidden(a authz.Attributes, reason string) error {
 func (s *Server) mountSecurityRoutes(r chi.Router) {
 	r.Post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", s.selfSubjectAccessReview)
 	r.Post("/apis/authorization.k8s.io/v1/subjectaccessreviews", s.subjectAccessReview)
+	r.Post("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", s.selfSubjectRulesReview)
 	r.Post("/apis/authentication.k8s.io/v1/selfsubjectreviews", s.selfSubjectReview)
 	r.Post("/apis/authentication.k8s.io/v1/tokenreviews", s.tokenReview)
 	r.Post("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", s.tokenRequest)
@@ -551,6 +558,7 @@ func securityDiscovery() []metav1.APIResourceList {
 		{GroupVersion: "authorization.k8s.io/v1", APIResources: []metav1.APIResource{
 			{Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview", Verbs: create},
 			{Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview", Verbs: create},
+			{Name: "selfsubjectrulesreviews", SingularName: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview", Verbs: create},
 		}},
 		{GroupVersion: "authentication.k8s.io/v1", APIResources: []metav1.APIResource{
 			{Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview", Verbs: create},
@@ -636,6 +644,39 @@ func (s *Server) selfSubjectAccessReview(w http.ResponseWriter, r *http.Request)
 	review.Status = s.decide(r.Context(), a)
 	review.APIVersion, review.Kind = "authorization.k8s.io/v1", "SelfSubjectAccessReview"
 	review.CreationTimestamp = metav1.Time{}
+	writeCreated(w, &review)
+}
+
+// selfSubjectRulesReview answers `kubectl auth can-i --list`: the RBAC
+// rules the caller has in a namespace. Other modes cannot list what they
+// allow, so with any of them the answer is marked incomplete.
+func (s *Server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) {
+	var review authzv1.SelfSubjectRulesReview
+	if err := s.decodeBody(r, &review); err != nil {
+		handler.WriteError(w, r, err)
+		return
+	}
+	review.APIVersion, review.Kind = "authorization.k8s.io/v1", "SelfSubjectRulesReview"
+	st := authzv1.SubjectRulesReviewStatus{ResourceRules: []authzv1.ResourceRule{}, NonResourceRules: []authzv1.NonResourceRule{}}
+	u, _ := request.UserFrom(r.Context())
+	switch {
+	case s.security == nil:
+		st.ResourceRules = append(st.ResourceRules, authzv1.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
+		st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
+	case s.security.rbac == nil:
+		st.Incomplete = true
+	default:
+		st.Incomplete = s.security.rulesIncomplete
+		for _, rule := range s.security.rbac.RulesFor(u, review.Spec.Namespace) {
+			if len(rule.NonResourceURLs) > 0 {
+				st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: rule.Verbs, NonResourceURLs: rule.NonResourceURLs})
+				continue
+			}
+			st.ResourceRules = append(st.ResourceRules, authzv1.ResourceRule{Verbs: rule.Verbs, APIGroups: rule.APIGroups,
+				Resources: rule.Resources, ResourceNames: rule.ResourceNames})
+		}
+	}
+	review.Status = st
 	writeCreated(w, &review)
 }
 

@@ -213,3 +213,30 @@ func TestCanI(t *testing.T) {
 	_, err = viewer.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 	wantStatus(t, "viewer asks for someone", err, 403, metav1.StatusReasonForbidden)
 }
+
+func TestRulesReview(t *testing.T) {
+	_, sec := startSecure(t, nil)
+	r, err := client(t, sec.Viewer).AuthorizationV1().SelfSubjectRulesReviews().Create(ctxT(t),
+		&authzv1.SelfSubjectRulesReview{Spec: authzv1.SelfSubjectRulesReviewSpec{Namespace: "default"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listsPods, createsPods := false, false
+	for _, rule := range r.Status.ResourceRules {
+		for _, res := range rule.Resources {
+			if res == "pods" && contains(rule.APIGroups, "") {
+				listsPods = listsPods || contains(rule.Verbs, "list")
+				createsPods = createsPods || contains(rule.Verbs, "create")
+			}
+		}
+	}
+	if !listsPods || createsPods {
+		t.Fatalf("viewer rules: list pods %v, create pods %v: %+v", listsPods, createsPods, r.Status.ResourceRules)
+	}
+	if len(r.Status.NonResourceRules) == 0 {
+		t.Fatalf("viewer has no discovery rules: %+v", r.Status)
+	}
+	if !r.Status.Incomplete {
+		t.Fatal("with the Node mode too, the rules are incomplete")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/authz"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 )
 
 // Sources are the four stored collections RBAC follows.
@@ -165,4 +166,26 @@ func (z *Authorizer) rulesOf(ns string, ref rbacv1.RoleRef) []rbacv1.PolicyRule 
 		}
 	}
 	return nil
+}
+
+// RulesFor lists the rules the user's bindings grant in namespace ns
+// (cluster-wide ones included), for SelfSubjectRulesReview.
+func (z *Authorizer) RulesFor(u *request.User, ns string) []rbacv1.PolicyRule {
+	z.mu.RLock()
+	defer z.mu.RUnlock()
+	a := authz.Attributes{User: u}
+	var rules []rbacv1.PolicyRule
+	for _, b := range z.clusterRoleBindings {
+		if b.RoleRef.Kind == "ClusterRole" && z.bound(b.Subjects, a, "") {
+			rules = append(rules, z.rulesOf("", b.RoleRef)...)
+		}
+	}
+	if ns != "" {
+		for _, b := range z.roleBindings {
+			if b.Namespace == ns && z.bound(b.Subjects, a, ns) {
+				rules = append(rules, z.rulesOf(ns, b.RoleRef)...)
+			}
+		}
+	}
+	return rules
 }

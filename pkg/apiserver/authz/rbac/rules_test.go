@@ -131,3 +131,22 @@ func TestAuthorizerBindings(t *testing.T) {
 		}
 	}
 }
+
+func TestRulesFor(t *testing.T) {
+	z := New()
+	z.Add(
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/x"}}}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "a"}, Rules: []rbacv1.PolicyRule{{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cb"}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "c"}, Subjects: []rbacv1.Subject{{Kind: "Group", Name: "g"}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rb", Namespace: "a"}, RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "r"}, Subjects: []rbacv1.Subject{{Kind: "User", Name: "u"}}},
+	)
+	u := &request.User{Name: "u", Groups: []string{"g"}}
+	for ns, want := range map[string]int{"a": 2, "b": 1, "": 1} {
+		if got := len(z.RulesFor(u, ns)); got != want {
+			t.Errorf("rules in %q: %d, want %d", ns, got, want)
+		}
+	}
+	if got := len(z.RulesFor(&request.User{Name: "other"}, "a")); got != 0 {
+		t.Errorf("unbound user has %d rules", got)
+	}
+}
