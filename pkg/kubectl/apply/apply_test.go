@@ -1,12 +1,19 @@
 package apply
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/rest/fake"
 )
 
 func obj(t *testing.T, js string) *unstructured.Unstructured {
@@ -136,5 +143,81 @@ func TestParseDryRun(t *testing.T) {
 	}
 	if _, err := parseDryRun("maybe"); err == nil {
 		t.Error("parseDryRun(maybe) accepted")
+	}
+}
+
+// fakeServer holds one ConfigMap; its first PATCHes fail with 409, as when
+// another writer changed the object between our GET and PATCH.
+type fakeServer struct {
+	conflicts int
+	gets      int
+	patches   []string
+	object    string
+}
+
+func (s *fakeServer) roundTrip(req *http.Request) (*http.Response, error) {
+	reply := func(code int, body string) (*http.Response, error) {
+		return &http.Response{StatusCode: code, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(strings.NewReader(body))}, nil
+	}
+	switch req.Method {
+	case http.MethodGet:
+		s.gets++
+		return reply(http.StatusOK, s.object)
+	case http.MethodPatch:
+		body, _ := io.ReadAll(req.Body)
+		s.patches = append(s.patches, string(body))
+		if s.conflicts > 0 {
+			s.conflicts--
+			return reply(http.StatusConflict, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)
+		}
+		return reply(http.StatusOK, s.object)
+	}
+	return reply(http.StatusMethodNotAllowed, `{}`)
+}
+
+func TestApplyRetriesConflicts(t *testing.T) {
+	previous := live(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"a":"1"}}`, "")
+	stored, err := json.Marshal(previous.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		conflicts   int
+		wantErr     bool
+		wantPatches int
+	}{
+		{"one conflict then success", 1, false, 2},
+		{"conflicts until the retries run out", maxPatchRetries, true, maxPatchRetries},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := &fakeServer{conflicts: tt.conflicts, object: string(stored)}
+			client := &fake.RESTClient{
+				NegotiatedSerializer: resource.UnstructuredPlusDefaultContentConfig().NegotiatedSerializer,
+				Client:               fake.CreateHTTPClient(srv.roundTrip),
+			}
+			info := &resource.Info{
+				Client:    client,
+				Mapping:   &meta.RESTMapping{Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Scope: meta.RESTScopeNamespace},
+				Namespace: "ns", Name: "c",
+				Object: obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"a":"2"}}`),
+			}
+			o := &Options{Validate: "strict"}
+			op, err := o.applyOne(context.Background(), info, dryRunNone)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && op != "configured" {
+				t.Errorf("operation %q, want configured", op)
+			}
+			if len(srv.patches) != tt.wantPatches {
+				t.Errorf("%d PATCHes, want %d", len(srv.patches), tt.wantPatches)
+			}
+			// Each retry recomputes the patch from a fresh GET.
+			if srv.gets != len(srv.patches) {
+				t.Errorf("%d GETs for %d PATCHes", srv.gets, len(srv.patches))
+			}
+		})
 	}
 }
