@@ -187,12 +187,10 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			cur, _ := rp.latest(c.Name)
 			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 				if r, ok := kl.probes.Result(cur.Id, prober.Liveness); ok && r == prober.Failure {
-					kl.recorder.Eventf(pod, v1.EventTypeNormal, "Killing", "Container %s failed liveness probe, will be restarted", c.Name)
-					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), "")
+					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name))
 					changed = true
 				} else if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r == prober.Failure {
-					kl.recorder.Eventf(pod, v1.EventTypeNormal, "Killing", "Container %s failed startup probe, will be restarted", c.Name)
-					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), "")
+					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), fmt.Sprintf("Container %s failed startup probe, will be restarted", c.Name))
 					changed = true
 				}
 				continue
