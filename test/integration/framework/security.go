@@ -50,6 +50,9 @@ type Security struct {
 	Admin, Viewer, Anonymous *rest.Config
 	// NodeConfigs has one config per node in Nodes.
 	NodeConfigs map[string]*rest.Config
+	// Scheduler and ControllerManager are the components' identities
+	// (system:kube-scheduler, system:kube-controller-manager).
+	Scheduler, ControllerManager *rest.Config
 	// ServiceAccountKey signs service-account tokens the server accepts,
 	// with issuer Issuer and audience Issuer.
 	ServiceAccountKey *rsa.PrivateKey
@@ -118,6 +121,8 @@ func (sec *Security) finish(t testing.TB, url string) *rest.Config {
 	for _, n := range sec.Nodes {
 		sec.NodeConfigs[n] = sec.kubeconfig(t, sec.Layout.NodeKubeconfig(n))
 	}
+	sec.Scheduler = sec.kubeconfig(t, sec.Layout.SchedulerKubeconfig())
+	sec.ControllerManager = sec.kubeconfig(t, sec.Layout.ControllerManagerKubeconfig())
 	sec.Anonymous = sec.base()
 	sec.Viewer = sec.TokenConfig(ViewerToken)
 

@@ -240,3 +240,40 @@ func TestRulesReview(t *testing.T) {
 		t.Fatal("with the Node mode too, the rules are incomplete")
 	}
 }
+
+// TestComponentIdentities checks the bootstrap roles give the scheduler
+// and the controller-manager what they do, and not more.
+func TestComponentIdentities(t *testing.T) {
+	_, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	sched := client(t, sec.Scheduler)
+	cm := client(t, sec.ControllerManager)
+	cases := []struct {
+		name string
+		do   func() error
+		code int32
+	}{
+		{"scheduler watches pods", func() error { _, err := sched.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); return err }, 200},
+		{"scheduler lists nodes", func() error { _, err := sched.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); return err }, 200},
+		{"scheduler reads no secrets", func() error { _, err := sched.CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); return err }, 403},
+		{"controller-manager lists replicasets", func() error { _, err := cm.AppsV1().ReplicaSets("").List(ctx, metav1.ListOptions{}); return err }, 200},
+		{"controller-manager creates pods", func() error {
+			_, err := cm.CoreV1().Pods("default").Create(ctx, boundPod("from-rs", ""), metav1.CreateOptions{})
+			return err
+		}, 200},
+		{"controller-manager edits no RBAC", func() error {
+			_, err := cm.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+			return err
+		}, 403},
+	}
+	ensureServiceAccount(t, client(t, sec.Admin), "default")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reason := metav1.StatusReason("")
+			if tc.code == 403 {
+				reason = metav1.StatusReasonForbidden
+			}
+			wantStatus(t, tc.name, tc.do(), tc.code, reason)
+		})
+	}
+}
