@@ -550,3 +550,16 @@ func TestOnlyStatusChangesNeedNoSync(t *testing.T) {
 		})
 	}
 }
+
+func TestPodTerminalInTheAPIIsNeverRunAgain(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("done", func(p *v1.Pod) {
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Status.Phase = v1.PodSucceeded
+	})
+	h.add(pod)
+	h.sync(pod)
+	if h.rt.Calls["RunPodSandbox"] != 0 || h.rt.Calls["CreateContainer"] != 0 {
+		t.Fatalf("a Succeeded pod was started again: %v", h.rt.Calls)
+	}
+}

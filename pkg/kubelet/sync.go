@@ -61,6 +61,12 @@ func (kl *Kubelet) syncPod(ctx context.Context, key string) (time.Duration, bool
 	if pod.DeletionTimestamp != nil {
 		return kl.terminatePod(ctx, st, pod, rp)
 	}
+	if !st.finished && (pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed) {
+		// Terminal in the API (e.g. before a kubelet restart): never run again.
+		kl.mu.Lock()
+		st.finished = true
+		kl.mu.Unlock()
+	}
 	if st.finished {
 		// Terminal: keep the containers for their logs but free the sandbox.
 		if sb := rp.readySandbox(); sb != nil {
