@@ -2,10 +2,13 @@
 package root
 
 import (
+	"flag"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/apiresources"
@@ -45,6 +48,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	})
 	configFlags.AddFlags(cmd.PersistentFlags())
 	f := cmdutil.NewFactory(configFlags)
+	addVerbosityFlag(cmd)
 
 	cmd.AddCommand(
 		apply.NewApplyCmd(f, streams),
@@ -62,4 +66,12 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		config.NewCmd(configFlags, streams),
 	)
 	return cmd
+}
+
+// addVerbosityFlag offers kubectl's -v: client-go logs requests through
+// klog (-v=6 shows each URL and status, -v=8 the bodies).
+func addVerbosityFlag(cmd *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	cmd.PersistentFlags().AddGoFlag(fs.Lookup("v"))
 }

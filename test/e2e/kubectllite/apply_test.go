@@ -168,6 +168,27 @@ func TestApplyAndCreateDryRun(t *testing.T) {
 	}
 }
 
+func TestApplyServerDryRunOfAChange(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	f := writeFile(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"1\"}\n")
+	mustSucceed(t, "apply", "-n", ns, "-f", f)
+	writeFile(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"2\"}\n")
+	for _, mode := range []string{"client", "server"} {
+		r := mustSucceed(t, "apply", "-n", ns, "-f", f, "--dry-run="+mode)
+		if want := map[string]string{"client": "configmap/c configured (dry run)\n", "server": "configmap/c configured (server dry run)\n"}[mode]; r.out != want {
+			t.Fatalf("stdout %q, want %q", r.out, want)
+		}
+		cm, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "c", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data["a"] != "1" {
+			t.Fatalf("--dry-run=%s changed the object: %v", mode, cm.Data)
+		}
+	}
+}
+
 func TestCreate(t *testing.T) {
 	ns := namespace(t)
 	f := writeFile(t, t.TempDir(), "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: once}\n")
