@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/authn"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/authz"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/authz/abac"
@@ -275,6 +276,15 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 	sec.authorizer = union
 	sec.rulesIncomplete = slices.ContainsFunc(o.AuthorizationModes, func(m string) bool { return m != ModeRBAC })
 	return sec, nil
+}
+
+// validators are the admission checks security adds: with RBAC, no one
+// may grant permissions they do not hold.
+func (sec *security) validators() []admission.Validator {
+	if sec.rbac == nil {
+		return nil
+	}
+	return []admission.Validator{rbac.EscalationCheck{Authorizer: sec.authorizer, Roles: sec.rbac}}
 }
 
 // startWithin runs start, whose followers live as long as lifetime, and

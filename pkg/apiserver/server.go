@@ -93,6 +93,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if s.security, err = newSecurity(ctx, s, cfg.Security, cfg.Clock); err != nil {
 			return nil, err
 		}
+		chain.Validators = append(chain.Validators, s.security.validators()...)
 	}
 	s.handler = s.router(cfg.Resources)
 	return s, nil

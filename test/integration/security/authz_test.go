@@ -1,6 +1,7 @@
 package security_test
 
 import (
+	"strings"
 	"testing"
 
 	authzv1 "k8s.io/api/authorization/v1"
@@ -276,4 +277,41 @@ func TestComponentIdentities(t *testing.T) {
 			wantStatus(t, tc.name, tc.do(), tc.code, reason)
 		})
 	}
+}
+
+// TestNoEscalationThroughRBAC: a namespace admin may hand out what they
+// hold, not more.
+func TestNoEscalationThroughRBAC(t *testing.T) {
+	s, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "dave-admin", Namespace: "default"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "dave"}},
+	}
+	if _, err := s.Client.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	daveCfg := sec.CertConfig(t, "dave")
+	framework.WaitAllowed(t, daveCfg, &authzv1.ResourceAttributes{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Namespace: "default"})
+	dave := client(t, daveCfg)
+
+	bind := func(name, clusterRole string) error {
+		_, err := dave.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "erin"}},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	wantStatus(t, "dave grants view in his namespace", bind("erin-view", "view"), 200, "")
+	st := wantStatus(t, "dave grants cluster-admin", bind("erin-root", "cluster-admin"), 403, metav1.StatusReasonForbidden)
+	if !strings.Contains(st.Message, `user "dave" is attempting to grant RBAC permissions not currently held`) {
+		t.Fatalf("message: %s", st.Message)
+	}
+	_, err := dave.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-killer", Namespace: "default"},
+		Rules:      []rbacv1.PolicyRule{{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"nodes"}}},
+	}, metav1.CreateOptions{})
+	wantStatus(t, "dave writes a role beyond his own", err, 403, metav1.StatusReasonForbidden)
 }
