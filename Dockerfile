@@ -1,0 +1,33 @@
+# The one image of the docker-compose cluster (deploy/compose): every
+# kube-lite binary, Debian's etcd, containerd, runc, CNI plugins and
+# docker-registry, and the test images as OCI tarballs.
+#
+# Go is not compiled here: hack/compose.sh builds bin/ and the image tarballs
+# on the host and stages the build context (bin/, images/, deploy/compose/).
+# Where no registry is reachable it also makes the base with debootstrap
+# (hack/compose-base.sh) and passes --build-arg BASE_IMAGE=kube-lite/base:bookworm.
+ARG BASE_IMAGE=debian:bookworm-slim
+FROM ${BASE_IMAGE}
+
+# The debootstrapped base already holds these; a stock Debian image gets them
+# from apt.
+RUN set -e; \
+	pkgs="ca-certificates iproute2 iptables containerd runc containernetworking-plugins busybox-static curl etcd-server etcd-client docker-registry skopeo procps util-linux kmod"; \
+	missing=""; \
+	for p in $pkgs; do \
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"; \
+	done; \
+	if [ -n "$missing" ]; then \
+		apt-get update; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; \
+		rm -rf /var/lib/apt/lists/*; \
+	fi
+
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+COPY images/ /opt/kube-lite/images/
+COPY deploy/compose/entrypoint.sh /usr/local/lib/kube-lite/entrypoint.sh
+COPY bin/ /usr/local/bin/
+# containerd keeps its snapshots here: overlayfs cannot sit on the
+# container's own overlay root.
+VOLUME /var/lib/containerd
+ENTRYPOINT ["/usr/local/lib/kube-lite/entrypoint.sh"]

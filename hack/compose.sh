@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The docker-compose cluster (deploy/compose): three etcd members, two
+# apiservers, two schedulers and controller-managers, three nodes, a registry.
+#
+#   hack/compose.sh up      start dockerd if none runs, build, start, wait for 3 Ready nodes
+#   hack/compose.sh down    remove containers, volumes and network; stop the dockerd up started
+#   hack/compose.sh test    up, the e2e tests of test/e2e/compose, down (KEEP=1 leaves it up)
+#   hack/compose.sh image   only build the image
+#
+# Environment: KUBE_LITE_COMPOSE_PROJECT (default kube-lite-compose),
+# KUBE_LITE_COMPOSE_PORT / _PORT2 (host ports of the two apiservers, default
+# 26443/26444), KUBE_LITE_CACHE (debootstrap tarball, image tarballs, the
+# data root of a dockerd started here; default /var/cache/kube-lite),
+# BASE_IMAGE (default kube-lite/base:bookworm, made with debootstrap; set
+# debian:bookworm-slim where a registry is reachable), SKIP_BUILD=1 (use bin/
+# as it is).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+PROJECT=${KUBE_LITE_COMPOSE_PROJECT:-kube-lite-compose}
+export KUBE_LITE_COMPOSE_PORT=${KUBE_LITE_COMPOSE_PORT:-26443}
+export KUBE_LITE_COMPOSE_PORT2=${KUBE_LITE_COMPOSE_PORT2:-26444}
+export KUBE_LITE_IMAGE=${KUBE_LITE_IMAGE:-kube-lite/kube-lite:compose}
+CACHE=${KUBE_LITE_CACHE:-/var/cache/kube-lite}
+export KUBE_LITE_CACHE=$CACHE
+BASE_IMAGE=${BASE_IMAGE:-kube-lite/base:bookworm}
+COMPOSE_FILE=$ROOT/deploy/compose/docker-compose.yml
+CDIR=$DIR/compose
+DOCKERD_PID=$CDIR/dockerd.pid
+NODES=3
+
+compose() { docker-compose -p "$PROJECT" -f "$COMPOSE_FILE" "$@"; }
+
+ensure_tools() {
+	step "tools: docker, docker-compose, debootstrap"
+	if ! command -v dockerd >/dev/null || ! command -v docker-compose >/dev/null || ! command -v debootstrap >/dev/null; then
+		"$ROOT/hack/deps.sh" compose || fail "" "install docker.io docker-compose debootstrap (hack/deps.sh compose)"
+	fi
+}
+
+# ensure_dockerd uses a running Docker engine, or starts one whose data root
+# is in the cache (so the base and image layers survive down and up).
+ensure_dockerd() {
+	step "docker engine"
+	if docker info >/dev/null 2>&1; then
+		echo "    using the running Docker engine"
+		return 0
+	fi
+	mkdir -p "$CDIR" "$CACHE"
+	# Host cgroup namespace: the kubelet and runc in the node containers
+	# create pod cgroups that must be real ones (compose 1.x has no cgroup: key).
+	setsid dockerd --data-root "$CACHE/docker" --default-cgroupns-mode host \
+		--pidfile "$CDIR/dockerd.daemon.pid" >"$CDIR/dockerd.log" 2>&1 </dev/null &
+	echo $! >"$DOCKERD_PID"
+	wait_for 60 docker info || fail "$CDIR/dockerd.log" "is another dockerd holding /var/run/docker.sock or $CACHE/docker?"
+	echo "    started dockerd (pid $(cat "$DOCKERD_PID"), log $CDIR/dockerd.log)"
+}
+
+build_image() {
+	if [ -z "${SKIP_BUILD:-}" ]; then
+		step "build: bin/ (CGO_ENABLED=0)"
+		mkdir -p "$BIN"
+		(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/" ./cmd/...) || fail "" "fix the build ('make build')"
+	fi
+	step "images: pause, busybox and testapp OCI tarballs"
+	local images=$CACHE/images
+	if [ ! -s "$images/testapp.tar" ] || [ -n "$(find "$ROOT/cmd/testapp" "$ROOT/cmd/pause" "$ROOT/hack/images.sh" -newer "$images/testapp.tar" 2>/dev/null | head -1)" ]; then
+		mkdir -p "$CDIR"
+		"$ROOT/hack/images.sh" "$images" >"$CDIR/images.log" 2>&1 || fail "$CDIR/images.log" "is busybox-static installed? (make deps)"
+	fi
+	if [ "$BASE_IMAGE" = kube-lite/base:bookworm ]; then
+		step "base image: $BASE_IMAGE (debootstrap, cached in $CACHE)"
+		BASE_IMAGE=$BASE_IMAGE "$ROOT/hack/compose-base.sh" || fail "$CACHE/debootstrap.log" "is the Debian mirror reachable?"
+	fi
+	step "image: $KUBE_LITE_IMAGE"
+	# A small staged context instead of the repository: only what the
+	# Dockerfile copies. Hard links keep it cheap.
+	local ctx=$CACHE/context
+	rm -rf "$ctx"
+	mkdir -p "$ctx/deploy/compose"
+	cp -al "$BIN" "$ctx/bin" 2>/dev/null || cp -a "$BIN" "$ctx/bin"
+	cp -a "$images" "$ctx/images"
+	cp -a "$ROOT/deploy/compose/entrypoint.sh" "$ctx/deploy/compose/"
+	mkdir -p "$CDIR"
+	DOCKER_BUILDKIT=0 docker build -t "$KUBE_LITE_IMAGE" --build-arg "BASE_IMAGE=$BASE_IMAGE" -f "$ROOT/Dockerfile" "$ctx" >"$CDIR/build.log" 2>&1 ||
+		fail "$CDIR/build.log" "see the build log"
+	rm -rf "$ctx"
+}
+
+# host_kubeconfig copies the PKI out of its volume and points a kubeconfig at
+# the published port of apiserver-1.
+host_kubeconfig() {
+	local pki
+	pki=$(compose ps -q pki)
+	[ -n "$pki" ] || fail "" "the pki service did not run ('docker-compose -p $PROJECT logs pki')"
+	rm -rf "$CDIR/pki"
+	docker cp "$pki:/pki" "$CDIR/pki" >/dev/null
+	sed -e "s|server: https://apiserver:6443|server: https://127.0.0.1:$KUBE_LITE_COMPOSE_PORT|" \
+		"$CDIR/pki/admin.kubeconfig" >"$CDIR/admin.kubeconfig"
+	chmod 600 "$CDIR/admin.kubeconfig"
+}
+
+compose_curl() {
+	curl -fsS --max-time 5 --cacert "$CDIR/pki/ca.crt" --cert "$CDIR/pki/admin.crt" --key "$CDIR/pki/admin.key" \
+		"https://127.0.0.1:$KUBE_LITE_COMPOSE_PORT$1"
+}
+
+nodes_ready() {
+	local n
+	n=$(compose_curl /api/v1/nodes | grep -o '"type":"Ready","status":"True"' | wc -l)
+	[ "$n" -ge "$NODES" ]
+}
+
+up() {
+	ensure_tools
+	ensure_dockerd
+	build_image
+	step "compose up: project $PROJECT"
+	compose up -d --remove-orphans >"$CDIR/up.log" 2>&1 || fail "$CDIR/up.log" "'docker-compose -p $PROJECT logs' shows why a service failed"
+	host_kubeconfig
+	step "waiting for the apiserver on 127.0.0.1:$KUBE_LITE_COMPOSE_PORT"
+	wait_for 90 compose_curl /readyz || { compose logs --tail 20 apiserver-1 >"$CDIR/apiserver-1.log" 2>&1; fail "$CDIR/apiserver-1.log" "is port $KUBE_LITE_COMPOSE_PORT free? set KUBE_LITE_COMPOSE_PORT"; }
+	step "waiting for $NODES Ready nodes"
+	wait_for 180 nodes_ready || { compose logs --tail 30 node-1 node-2 node-3 >"$CDIR/nodes.log" 2>&1; fail "$CDIR/nodes.log" "check the node logs: docker-compose -p $PROJECT logs node-1"; }
+	cat <<MSG
+
+kube-lite compose cluster is up (project $PROJECT): 3 nodes, 2 apiservers
+(https://127.0.0.1:$KUBE_LITE_COMPOSE_PORT and :$KUBE_LITE_COMPOSE_PORT2), registry:5000 inside.
+
+  export KUBECONFIG=$CDIR/admin.kubeconfig
+  export PATH=$BIN:\$PATH
+  kubectl-lite get nodes -o wide
+  kubectl-lite create deployment web --image registry:5000/kube-lite/testapp:1.0 --replicas 3
+
+Logs: docker-compose -p $PROJECT -f $COMPOSE_FILE logs <service>
+Stop everything with 'hack/compose.sh down' (make compose-down).
+MSG
+}
+
+down() {
+	step "compose down: project $PROJECT"
+	if docker info >/dev/null 2>&1; then
+		compose down -v --remove-orphans --timeout 5 || true
+	fi
+	# Pod cgroups of the node containers live in the host's hierarchy
+	# (--cgroup-root /kube-lite-compose/<node>); remove the empty leftovers.
+	local d
+	for d in /sys/fs/cgroup/*/kube-lite-compose; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+	done
+	if [ -f "$DOCKERD_PID" ]; then
+		step "stopping the dockerd that 'up' started"
+		local pid
+		pid=$(cat "$DOCKERD_PID")
+		if kill -0 "$pid" 2>/dev/null; then
+			kill "$pid"
+			for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+		rm -f "$DOCKERD_PID"
+	fi
+	rm -rf "$CDIR/pki" "$CDIR/admin.kubeconfig"
+	echo "compose cluster is down."
+}
+
+run_tests() {
+	local rc=0 start=$SECONDS
+	up
+	step "e2e: test/e2e/compose"
+	(cd "$ROOT" && KUBE_LITE_COMPOSE_KUBECONFIG=$CDIR/admin.kubeconfig KUBE_LITE_COMPOSE_PROJECT=$PROJECT \
+		KUBE_LITE_COMPOSE_FILE=$COMPOSE_FILE go test -count=1 -tags e2e -timeout 25m -v ./test/e2e/compose/) || rc=$?
+	if [ -z "${KEEP:-}" ]; then down; fi
+	echo "compose suite: $((SECONDS - start)) s including up and down (exit $rc)"
+	return $rc
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+test) run_tests ;;
+image) ensure_tools; ensure_dockerd; build_image ;;
+*) echo "usage: $0 up | down | test | image" >&2; exit 2 ;;
+esac
