@@ -50,6 +50,9 @@ type options struct {
 	events     int
 	keep       bool
 	protobuf   bool
+	// etcdServers, when set, points the apiserver at an external etcd
+	// (plain HTTP on loopback) instead of its embedded one.
+	etcdServers string
 }
 
 func main() {
@@ -62,6 +65,7 @@ func main() {
 	flag.IntVar(&o.watchers, "watchers", 100, "watchers for the delivery latency measurement")
 	flag.IntVar(&o.events, "events", 200, "objects created while the watchers watch")
 	flag.BoolVar(&o.protobuf, "protobuf", true, "talk protobuf to the apiserver (false: JSON)")
+	flag.StringVar(&o.etcdServers, "etcd-servers", "", "an external etcd (http://127.0.0.1:2379) for the apiserver and the floor; empty uses the embedded one")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, data)")
 	flag.Parse()
 	for _, s := range strings.Split(clients, ",") {
@@ -430,6 +434,9 @@ func startAPIServer(ctx context.Context, o options) (*apiserverProcess, error) {
 	cmd := exec.Command(bin, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
 		"--data-dir="+filepath.Join(dir, "etcd"), "--cert-dir="+certDir,
 		"--client-ca-file="+filepath.Join(clientCADir, pki.CACertFile))
+	if o.etcdServers != "" {
+		cmd.Args = append(cmd.Args, "--etcd-servers="+o.etcdServers)
+	}
 	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))
 	if err != nil {
 		return nil, err
@@ -444,6 +451,9 @@ func startAPIServer(ctx context.Context, o options) (*apiserverProcess, error) {
 	}
 	p := &apiserverProcess{cmd: cmd, dir: dir, keep: o.keep, exited: make(chan struct{})}
 	endpoint := make(chan string, 1)
+	if o.etcdServers != "" {
+		endpoint <- strings.Split(o.etcdServers, ",")[0]
+	}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
