@@ -165,6 +165,12 @@ func TestNodeAuthorizer(t *testing.T) {
 			return err
 		}, 403, metav1.StatusReasonForbidden, ""},
 		{"delete a pod on n2", func() error { return n1.CoreV1().Pods("default").Delete(ctx, "on-n2", metav1.DeleteOptions{}) }, 403, metav1.StatusReasonForbidden, ""},
+		// Kubelets take 404 as "already gone"; a 403 would have them retry.
+		{"delete a pod that is gone", func() error { return n1.CoreV1().Pods("default").Delete(ctx, "gone", metav1.DeleteOptions{}) }, 404, metav1.StatusReasonNotFound, ""},
+		{"patch status of a pod that is gone", func() error {
+			_, err := n1.CoreV1().Pods("default").Patch(ctx, "gone", types.StrategicMergePatchType, podStatus, metav1.PatchOptions{}, "status")
+			return err
+		}, 404, metav1.StatusReasonNotFound, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

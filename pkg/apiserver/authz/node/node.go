@@ -66,7 +66,8 @@ func (z *Authorizer) Start(ctx context.Context, clk clock.Clock, pods authz.Sour
 
 func oneOf(verb string, verbs ...string) bool { return slices.Contains(verbs, verb) }
 
-// podOnNode reports whether pod ns/name is bound to node.
+// podOnNode reports whether pod ns/name is bound to node, or does not
+// exist at all.
 func (z *Authorizer) podOnNode(ctx context.Context, node, ns, name string) (bool, error) {
 	if z.graph.PodOnNode(node, ns, name) {
 		return true, nil
@@ -75,8 +76,14 @@ func (z *Authorizer) podOnNode(ctx context.Context, node, ns, name string) (bool
 		return false, nil
 	}
 	p, err := z.pods.GetPod(ctx, ns, name)
-	if err != nil || p == nil {
+	switch {
+	case err != nil:
 		return false, err
+	case p == nil:
+		// Gone: let the request through to its 404, which kubelets take
+		// as "already deleted" (a 403 would make them retry forever).
+		// It tells a node no more than upstream's, which may read every pod.
+		return true, nil
 	}
 	return p.Spec.NodeName == node, nil
 }

@@ -219,7 +219,8 @@ func TestStorageConfirmsWhatTheGraphHasNotSeen(t *testing.T) {
 		{"get", "secrets", "", "s3", authz.Allow},
 		{"patch", "pods", "status", "other", authz.NoOpinion},
 		{"get", "secrets", "", "s4", authz.NoOpinion},
-		{"get", "pods", "", "missing", authz.NoOpinion},
+		{"get", "pods", "", "missing", authz.Allow}, // answered 404 by the handler
+		{"delete", "pods", "", "missing", authz.Allow},
 	}
 	for _, tc := range cases {
 		a := authz.Attributes{User: n1, ResourceRequest: true, Verb: tc.verb, Resource: tc.resource, Subresource: tc.sub, Namespace: "ns", Name: tc.name}
