@@ -1,0 +1,383 @@
+//go:build e2e
+
+// Package examples applies every manifest of examples/ to a cluster started
+// by hack/up.sh (what `make up` runs), checks that each reaches the state
+// docs/walkthrough.md shows, then runs hack/down.sh and checks that nothing
+// of the cluster is left on the host. It needs root.
+package examples
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const (
+	nodeName = "examples-node"
+	// clusterCIDR is this test's own, so that its masquerade rules can be
+	// told apart from those of other clusters on the host.
+	clusterCIDR = "10.214.0.0/16"
+	cidrPrefix  = "10.214."
+	// hack/up.sh names the bridge and uses the components' default ports.
+	bridge = "kube-lite0"
+)
+
+var fixedPorts = []int{10248, 10250, 10257, 10259}
+
+func repoRoot() string { return filepath.Join("..", "..", "..") }
+
+// cluster is one hack/up.sh cluster in its own KUBE_LITE_DIR.
+type cluster struct {
+	dir    string
+	binDir string
+	env    []string
+	cs     kubernetes.Interface
+}
+
+func (c *cluster) run(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), c.env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func (c *cluster) kubectl(args ...string) (string, error) {
+	return c.run(filepath.Join(c.binDir, "kubectl-lite"), args...)
+}
+
+func (c *cluster) logTails(t *testing.T) {
+	logs, _ := filepath.Glob(filepath.Join(c.dir, "logs", "*.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 30 {
+			lines = lines[len(lines)-30:]
+		}
+		t.Logf("---- %s (last 30 lines) ----\n%s", filepath.Base(l), strings.Join(lines, "\n"))
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func portBusy(port int) bool {
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	if err != nil {
+		return true
+	}
+	l.Close()
+	return false
+}
+
+// startCluster runs hack/up.sh and registers hack/down.sh, followed by the
+// checks that the host is left as it was found.
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the examples e2e test needs root (hack/up.sh runs containerd, runc, CNI, mounts)")
+	}
+	for _, p := range fixedPorts {
+		if portBusy(p) {
+			t.Skipf("port %d is taken: hack/up.sh's scheduler, controller-manager and kubelet use fixed ports", p)
+		}
+	}
+	if exec.Command("ip", "link", "show", bridge).Run() == nil {
+		t.Skipf("bridge %s exists: another hack/up.sh cluster runs on this host", bridge)
+	}
+	// A short path: containerd's socket ends up under it.
+	dir, err := os.MkdirTemp("", "kl-ex-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{dir: dir, binDir: filepath.Join(dir, "bin")}
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			os.RemoveAll(dir)
+			return
+		}
+		if t.Failed() {
+			c.logTails(t)
+		}
+		if out, err := c.run("hack/down.sh"); err != nil {
+			t.Errorf("hack/down.sh: %v\n%s", err, out)
+		}
+		if left := leftovers(dir); len(left) > 0 {
+			t.Errorf("after hack/down.sh, still on the host:\n%s", strings.Join(left, "\n"))
+		}
+		if rules := natRulesFor(cidrPrefix); len(rules) > 0 {
+			t.Errorf("after hack/down.sh, NAT rules for %s are left:\n%s", clusterCIDR, strings.Join(rules, "\n"))
+		}
+		if exec.Command("ip", "link", "show", bridge).Run() == nil {
+			t.Errorf("after hack/down.sh, bridge %s is left", bridge)
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	c.env = []string{"KUBE_LITE_DIR=" + dir, "KUBE_LITE_PORT=" + strconv.Itoa(freePort(t)),
+		"KUBE_LITE_NODE=" + nodeName, "KUBE_LITE_CLUSTER_CIDR=" + clusterCIDR, "BIN=" + c.binDir}
+	if out, err := c.run("hack/containerd.sh", "install"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := c.run("go", "build", "-o", c.binDir+"/", "./cmd/kube-lite-apiserver", "./cmd/kube-lite-scheduler",
+		"./cmd/kube-lite-controller-manager", "./cmd/kube-lite-kubelet", "./cmd/kube-lite-pki", "./cmd/kubectl-lite"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+
+	started = true
+	out, err := c.run("hack/up.sh")
+	if err != nil {
+		t.Fatalf("hack/up.sh: %v", err)
+	}
+	t.Logf("hack/up.sh:\n%s", out)
+	kubeconfig := filepath.Join(dir, "pki", "admin.kubeconfig")
+	c.env = append(c.env, "KUBECONFIG="+kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// leftovers lists processes with dir in their command line and mounts under dir.
+func leftovers(dir string) []string {
+	var left []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		if cmdline := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmdline, dir+"/") {
+			left = append(left, "process "+filepath.Base(filepath.Dir(p))+": "+cmdline)
+		}
+	}
+	mounts, _ := os.ReadFile("/proc/self/mounts")
+	for _, line := range strings.Split(string(mounts), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
+			left = append(left, "mount "+f[1])
+		}
+	}
+	return left
+}
+
+func natRulesFor(prefix string) []string {
+	out, err := exec.Command("iptables-save", "-t", "nat").Output()
+	if err != nil {
+		return nil
+	}
+	var rules []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, prefix) {
+			rules = append(rules, line)
+		}
+	}
+	return rules
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// eventually polls cond until it holds; the long ceiling only bounds a
+// broken cluster, it asserts nothing about speed.
+func eventually(ctx context.Context, what string, cond func(ctx context.Context) (bool, error)) error {
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, cond); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func TestExamples(t *testing.T) {
+	c := startCluster(t)
+	ctx := t.Context()
+	pods := c.cs.CoreV1().Pods("default")
+
+	tests := []struct {
+		file string
+		// created is what `kubectl-lite apply` must report.
+		created []string
+		check   func(t *testing.T)
+	}{
+		{
+			file:    "examples/pod.yaml",
+			created: []string{"pod/testapp created"},
+			check: func(t *testing.T) {
+				err := eventually(ctx, "pod testapp Running and Ready", func(ctx context.Context) (bool, error) {
+					p, err := pods.Get(ctx, "testapp", metav1.GetOptions{})
+					return err == nil && p.Status.Phase == corev1.PodRunning && podReady(p), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := c.kubectl("logs", "testapp")
+				if err != nil || !strings.Contains(out, "testapp listening") {
+					t.Errorf("kubectl-lite logs testapp = %q, %v; want the listening line", out, err)
+				}
+			},
+		},
+		{
+			file:    "examples/deployment.yaml",
+			created: []string{"deployment.apps/testapp created"},
+			check: func(t *testing.T) {
+				var d *appsv1.Deployment
+				err := eventually(ctx, "deployment testapp 3/3 available", func(ctx context.Context) (bool, error) {
+					var err error
+					d, err = c.cs.AppsV1().Deployments("default").Get(ctx, "testapp", metav1.GetOptions{})
+					return err == nil && d.Status.AvailableReplicas == 3 && d.Status.ReadyReplicas == 3, nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app=testapp-deploy"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ready := 0
+				for i := range list.Items {
+					p := &list.Items[i]
+					if rp := p.Spec.Containers[0].ReadinessProbe; rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/readyz" {
+						t.Errorf("pod %s has readiness probe %+v, want GET /readyz", p.Name, rp)
+					}
+					if podReady(p) && p.DeletionTimestamp == nil {
+						ready++
+					}
+				}
+				if ready != 3 {
+					t.Errorf("%d ready pods of deployment testapp, want 3", ready)
+				}
+				out, err := c.kubectl("rollout", "status", "deployment/testapp", "--timeout=10s")
+				if err != nil || !strings.Contains(out, `deployment "testapp" successfully rolled out`) {
+					t.Errorf("kubectl-lite rollout status = %q, %v", out, err)
+				}
+			},
+		},
+		{
+			file:    "examples/job.yaml",
+			created: []string{"job.batch/sum created"},
+			check: func(t *testing.T) {
+				var j *batchv1.Job
+				err := eventually(ctx, "job sum Complete", func(ctx context.Context) (bool, error) {
+					var err error
+					j, err = c.cs.BatchV1().Jobs("default").Get(ctx, "sum", metav1.GetOptions{})
+					if err != nil {
+						return false, nil
+					}
+					for _, cond := range j.Status.Conditions {
+						if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
+							return true, nil
+						}
+					}
+					return false, nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if j.Status.Succeeded != 3 || j.Status.Failed != 0 {
+					t.Errorf("job sum: %d succeeded, %d failed; want 3 and 0 (conditions %+v)", j.Status.Succeeded, j.Status.Failed, j.Status.Conditions)
+				}
+				list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "job-name=sum"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range list.Items {
+					out, err := c.kubectl("logs", p.Name)
+					if err != nil || out != "sum=5050\n" {
+						t.Errorf("kubectl-lite logs %s = %q, %v; want %q", p.Name, out, err, "sum=5050\n")
+					}
+				}
+			},
+		},
+		{
+			file:    "examples/volumes.yaml",
+			created: []string{"configmap/volumes-config created", "secret/volumes-secret created", "pod/volumes created"},
+			check: func(t *testing.T) {
+				err := eventually(ctx, "pod volumes Ready", func(ctx context.Context) (bool, error) {
+					p, err := pods.Get(ctx, "volumes", metav1.GetOptions{})
+					return err == nil && podReady(p), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := "config: hello from a configMap\nsecret: s3cr3t\nscratch: scratch written at start\n"
+				var out string
+				var logErr error
+				// The container prints its three lines right after it starts;
+				// Ready can be seen a moment before the last one is written.
+				err = eventually(ctx, "volume contents in the log", func(context.Context) (bool, error) {
+					out, logErr = c.kubectl("logs", "volumes")
+					return logErr == nil && out == want, nil
+				})
+				if err != nil {
+					t.Errorf("kubectl-lite logs volumes = %q (%v), want %q: %v", out, logErr, want, err)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			out, err := c.kubectl("apply", "-f", tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			for _, want := range tt.created {
+				if !slices.Contains(lines, want) {
+					t.Errorf("kubectl-lite apply -f %s printed %q, want a line %q", tt.file, out, want)
+				}
+			}
+			tt.check(t)
+		})
+	}
+
+	t.Run("delete every example", func(t *testing.T) {
+		for _, tt := range tests {
+			if out, err := c.kubectl("delete", "-f", tt.file); err != nil {
+				t.Errorf("kubectl-lite delete -f %s: %v\n%s", tt.file, err, out)
+			}
+		}
+		err := eventually(ctx, "no pods left", func(ctx context.Context) (bool, error) {
+			list, err := pods.List(ctx, metav1.ListOptions{})
+			return err == nil && len(list.Items) == 0, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+}
