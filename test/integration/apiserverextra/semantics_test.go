@@ -84,6 +84,31 @@ func TestWriteSemantics(t *testing.T) {
 		}
 	})
 
+	t.Run("pod status only through /status", func(t *testing.T) {
+		p, err := pods.Create(ctx, newPod("status-split"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Labels["seen"] = "yes"
+		p, err = pods.Update(ctx, p, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.Phase != corev1.PodPending || p.Labels["seen"] != "yes" {
+			t.Fatalf("main update: phase=%q labels=%v, want Pending (status ignored) and the label", p.Status.Phase, p.Labels)
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Spec.Containers[0].Image = "kube-lite.local/busybox:9.9"
+		p, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.Phase != corev1.PodRunning || p.Spec.Containers[0].Image != "kube-lite.local/busybox:1.35" {
+			t.Fatalf("status update: phase=%q image=%q, want Running and the image unchanged", p.Status.Phase, p.Spec.Containers[0].Image)
+		}
+	})
+
 	t.Run("dryRun=All persists nothing", func(t *testing.T) {
 		dry := []string{metav1.DryRunAll}
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}, Data: map[string]string{"k": "v"}}
