@@ -130,11 +130,34 @@ kube-lite compose cluster is up (project $PROJECT): 3 nodes, 2 apiservers
   export KUBECONFIG=$CDIR/admin.kubeconfig
   export PATH=$BIN:\$PATH
   kubectl-lite get nodes -o wide
-  kubectl-lite create deployment web --image registry:5000/kube-lite/testapp:1.0 --replicas 3
+  kubectl-lite get pods -A -o wide
+
+Workload images come from the registry service: registry:5000/kube-lite/testapp:1.0
+and registry:5000/kube-lite/busybox:1.35.
 
 Logs: docker-compose -p $PROJECT -f $COMPOSE_FILE logs <service>
 Stop everything with 'hack/compose.sh down' (make compose-down).
 MSG
+}
+
+# remove_docker_host_network removes what a stopped dockerd leaves on the
+# host: its iptables chains and the rules jumping to them, and docker0. Only
+# called for a dockerd this script started, so no other engine's rules go.
+remove_docker_host_network() {
+	local t rule c
+	if command -v iptables-save >/dev/null; then
+		for t in filter nat; do
+			iptables-save -t "$t" | grep -E '^-A (FORWARD|PREROUTING|OUTPUT|POSTROUTING) .*(DOCKER|docker0)' | sed -e 's/^-A /-D /' |
+				while read -r rule; do eval iptables -t "$t" "$rule" 2>/dev/null || true; done
+			for c in $(iptables-save -t "$t" | awk '/^:DOCKER/{sub(":", "", $1); print $1}'); do
+				iptables -t "$t" -F "$c" 2>/dev/null || true
+			done
+			for c in $(iptables-save -t "$t" | awk '/^:DOCKER/{sub(":", "", $1); print $1}'); do
+				iptables -t "$t" -X "$c" 2>/dev/null || true
+			done
+		done
+	fi
+	if ip link show docker0 >/dev/null 2>&1; then ip link delete docker0 || true; fi
 }
 
 down() {
@@ -158,6 +181,7 @@ down() {
 			kill -9 "$pid" 2>/dev/null || true
 		fi
 		rm -f "$DOCKERD_PID"
+		remove_docker_host_network
 	fi
 	rm -rf "$CDIR/pki" "$CDIR/admin.kubeconfig"
 	echo "compose cluster is down."

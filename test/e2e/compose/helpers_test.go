@@ -1,0 +1,195 @@
+//go:build e2e
+
+package compose
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// namespace creates a namespace named after the test and deletes it when
+// the test ends.
+func namespace(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	name := "e2e-" + strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := env.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = env.cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return name
+}
+
+// testappDeployment runs replicas of the testapp pulled from the compose
+// registry. Its pods leave an unreachable or not-ready node after a few
+// seconds instead of the default five minutes.
+func testappDeployment(name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	tolerate := func(key string) corev1.Toleration {
+		return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](2)}
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To[int64](5),
+					Tolerations:                   []corev1.Toleration{tolerate("node.kubernetes.io/unreachable"), tolerate("node.kubernetes.io/not-ready")},
+					Containers: []corev1.Container{{
+						Name:  "testapp",
+						Image: testapp,
+						Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+						ReadinessProbe: &corev1.Probe{
+							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intOrString(8080)}},
+							PeriodSeconds: 2,
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// runningPods lists the pods of a Deployment that run and are not being
+// deleted, by node.
+func runningPods(ctx context.Context, ns, app string) (map[string][]corev1.Pod, int, error) {
+	list, err := env.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		return nil, 0, err
+	}
+	byNode := map[string][]corev1.Pod{}
+	n := 0
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || !podReady(&p) {
+			continue
+		}
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+		n++
+	}
+	return byNode, n, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// describeSpread is "node-1=2 node-2=2 node-3=2" for failure messages.
+func describeSpread(byNode map[string][]corev1.Pod) string {
+	var parts []string
+	for node, pods := range byNode {
+		parts = append(parts, fmt.Sprintf("%s=%d", node, len(pods)))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// waitRunning waits until the Deployment has want running, ready pods that
+// satisfy accept, and returns them by node.
+func waitRunning(ctx context.Context, t *testing.T, ns, app string, want int, accept func(map[string][]corev1.Pod) bool) map[string][]corev1.Pod {
+	t.Helper()
+	var got map[string][]corev1.Pod
+	waitFor(ctx, t, fmt.Sprintf("%d running pods of %s", want, app), func(ctx context.Context) (bool, string, error) {
+		byNode, n, err := runningPods(ctx, ns, app)
+		if err != nil {
+			return false, "", err
+		}
+		got = byNode
+		return n == want && accept(byNode), fmt.Sprintf("%d running: %s", n, describeSpread(byNode)), nil
+	})
+	return got
+}
+
+func nodeReady(ctx context.Context, name string) (corev1.ConditionStatus, error) {
+	node, err := env.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status, nil
+		}
+	}
+	return corev1.ConditionUnknown, nil
+}
+
+// waitNodeReady waits until the node reports want in its Ready condition.
+func waitNodeReady(ctx context.Context, t *testing.T, name string, want bool) {
+	t.Helper()
+	waitFor(ctx, t, fmt.Sprintf("node %s Ready=%t", name, want), func(ctx context.Context) (bool, string, error) {
+		status, err := nodeReady(ctx, name)
+		if err != nil {
+			return false, "", err
+		}
+		return (status == corev1.ConditionTrue) == want, "Ready=" + string(status), nil
+	})
+}
+
+// waitPod waits until cond accepts the pod and returns it.
+func waitPod(ctx context.Context, t *testing.T, ns, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	waitFor(ctx, t, fmt.Sprintf("pod %s/%s %s", ns, name, what), func(ctx context.Context) (bool, string, error) {
+		p, err := env.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		pod = p
+		return cond(p), describePod(p), nil
+	})
+	return pod
+}
+
+func describePod(p *corev1.Pod) string {
+	s := fmt.Sprintf("phase=%s node=%s", p.Status.Phase, p.Spec.NodeName)
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil:
+			s += fmt.Sprintf(" %s waiting %s: %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
+		case c.State.Terminated != nil:
+			s += fmt.Sprintf(" %s terminated %s (exit %d)", c.Name, c.State.Terminated.Reason, c.State.Terminated.ExitCode)
+		case c.State.Running != nil:
+			s += fmt.Sprintf(" %s running", c.Name)
+		}
+	}
+	return s
+}
+
+func createPod(ctx context.Context, t *testing.T, ns string, pod *corev1.Pod) {
+	t.Helper()
+	if _, err := env.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod %s: %v", pod.Name, err)
+	}
+}
+
+// restartService starts a stopped or killed service's container again at
+// the end of a test, so that later tests see the whole cluster.
+func restartService(t *testing.T, service string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if _, err := tryCommand(context.Background(), "docker-compose", "-p", env.project, "-f", env.composeFile, "start", service); err != nil {
+			t.Errorf("start %s again: %v", service, err)
+		}
+	})
+}
