@@ -491,6 +491,85 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// impersonate acts on the Impersonate-* headers (kubectl --as, --as-group):
+// when the authenticated user may impersonate the named user, groups, UID
+// and extras, the request goes on as that user, as upstream.
+func (s *Server) impersonate(next http.Handler) http.Handler {
+	sec := s.security
+	if sec == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header
+		name, groups, uid := h.Get("Impersonate-User"), h.Values("Impersonate-Group"), h.Get("Impersonate-Uid")
+		extra := map[string][]string{}
+		for k, v := range h {
+			if key, ok := strings.CutPrefix(k, "Impersonate-Extra-"); ok && key != "" {
+				extra[strings.ToLower(key)] = v
+			}
+		}
+		if name == "" {
+			if len(groups) > 0 || uid != "" || len(extra) > 0 {
+				handler.WriteError(w, r, apierrors.NewBadRequest("requested impersonation of groups, a UID or extras without impersonating a user"))
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		actor, _ := request.UserFrom(r.Context())
+		check := func(a authz.Attributes) bool {
+			a.User, a.ResourceRequest, a.Verb = actor, true, "impersonate"
+			if d, reason, _ := sec.authorizer.Authorize(r.Context(), a); d != authz.Allow {
+				handler.WriteError(w, r, forbidden(a, reason))
+				return false
+			}
+			return true
+		}
+		target := &request.User{Name: name, UID: uid}
+		if ns, sa, ok := strings.Cut(strings.TrimPrefix(name, authn.ServiceAccountUserPrefix), ":"); ok && strings.HasPrefix(name, authn.ServiceAccountUserPrefix) {
+			if !check(authz.Attributes{Resource: "serviceaccounts", Namespace: ns, Name: sa}) {
+				return
+			}
+			target.Groups = append(target.Groups, "system:serviceaccounts", "system:serviceaccounts:"+ns)
+		} else if !check(authz.Attributes{Resource: "users", Name: name}) {
+			return
+		}
+		for _, g := range groups {
+			if !check(authz.Attributes{Resource: "groups", Name: g}) {
+				return
+			}
+			target.Groups = append(target.Groups, g)
+		}
+		if uid != "" && !check(authz.Attributes{APIGroup: "authentication.k8s.io", Resource: "uids", Name: uid}) {
+			return
+		}
+		for k, vs := range extra {
+			for _, v := range vs {
+				if !check(authz.Attributes{APIGroup: "authentication.k8s.io", Resource: "userextras", Subresource: k, Name: v}) {
+					return
+				}
+			}
+		}
+		if len(extra) > 0 {
+			target.Extra = extra
+		}
+		switch {
+		case name == authn.Anonymous:
+			if !slices.Contains(target.Groups, authn.AllUnauthenticated) {
+				target.Groups = append(target.Groups, authn.AllUnauthenticated)
+			}
+		case !slices.Contains(target.Groups, authn.AllAuthenticated):
+			target.Groups = append(target.Groups, authn.AllAuthenticated)
+		}
+		for k := range h {
+			if strings.HasPrefix(k, "Impersonate-") {
+				h.Del(k)
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), target)))
+	})
+}
+
 // authorize asks the authorizers; anything but Allow is a 403.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	sec := s.security

@@ -117,7 +117,7 @@ func (s *Server) router(resources []*registry.Resource) http.Handler {
 	oa := openapi.NewBuilder(resources, s.scheme)
 
 	r := chi.NewRouter()
-	r.Use(recoverPanics, withRequestInfo, m.middleware, s.authenticate, s.authorize)
+	r.Use(recoverPanics, withRequestInfo, m.middleware, s.authenticate, s.impersonate, s.authorize)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		handler.WriteError(w, req, notFoundError())
 	})

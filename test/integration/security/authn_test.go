@@ -1,6 +1,7 @@
 package security_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +220,36 @@ func TestTokenReview(t *testing.T) {
 		if tc.user != "" && !contains(r.Status.User.Groups, "system:authenticated") {
 			t.Fatalf("review %q: groups %v", tc.token, r.Status.User.Groups)
 		}
+	}
+}
+
+func TestImpersonation(t *testing.T) {
+	_, sec := startSecure(t, nil)
+	ctx := ctxT(t)
+	as := func(base *rest.Config, user string, groups ...string) *rest.Config {
+		c := rest.CopyConfig(base)
+		c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
+		return c
+	}
+	adminAsViewer := client(t, as(sec.Admin, "viewer"))
+	who, err := adminAsViewer.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || who.Status.UserInfo.Username != "viewer" || !contains(who.Status.UserInfo.Groups, "system:authenticated") {
+		t.Fatalf("whoami as viewer: %v %+v", err, who)
+	}
+	_, err = adminAsViewer.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	wantStatus(t, "admin as viewer lists pods", err, 200, "")
+	_, err = adminAsViewer.CoreV1().Pods("default").Create(ctx, boundPod("p", ""), metav1.CreateOptions{})
+	st := wantStatus(t, "admin as viewer creates a pod", err, 403, metav1.StatusReasonForbidden)
+	if !strings.Contains(st.Message, `User "viewer" cannot create`) {
+		t.Fatalf("message: %s", st.Message)
+	}
+	_, err = client(t, as(sec.Viewer, "kubernetes-admin", "system:masters")).CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	st = wantStatus(t, "viewer impersonates an admin", err, 403, metav1.StatusReasonForbidden)
+	if want := `users "kubernetes-admin" is forbidden: User "viewer" cannot impersonate resource "users" in API group "" at the cluster scope`; st.Message != want {
+		t.Fatalf("message\n got %s\nwant %s", st.Message, want)
+	}
+	whoSA, err := client(t, as(sec.Admin, "system:serviceaccount:default:bot")).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || !contains(whoSA.Status.UserInfo.Groups, "system:serviceaccounts:default") {
+		t.Fatalf("whoami as a service account: %v %+v", err, whoSA)
 	}
 }
