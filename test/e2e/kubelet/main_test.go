@@ -30,13 +30,39 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-const (
-	nodeName = "e2e-node"
-	podCIDR  = "10.244.77.0/24"
-	// bridge is this test's own, so that it never meets another pod
-	// network's address on a shared cni0.
-	bridge = "kl-e2e0"
-)
+const nodeName = "e2e-node"
+
+// podCIDR and bridge are this run's own (see pickNetwork), so that runs on
+// one host (and other clusters there) never share a bridge or addresses.
+var podCIDR, bridge string
+
+// pickNetwork chooses a /24 in 10.244.100-249.0 that no interface on this
+// host uses, and a bridge name from it.
+func pickNetwork() error {
+	used := map[string]bool{}
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return err
+	}
+	for _, i := range ifaces {
+		addrs, _ := i.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+				used[fmt.Sprintf("%d", n.IP.To4()[2])+"/"+fmt.Sprintf("%d", n.IP.To4()[0])] = true
+			}
+		}
+	}
+	start := os.Getpid() % 150
+	for i := 0; i < 150; i++ {
+		octet := 100 + (start+i)%150
+		if !used[fmt.Sprintf("%d/10", octet)] {
+			podCIDR = fmt.Sprintf("10.244.%d.0/24", octet)
+			bridge = fmt.Sprintf("kle2e%d", octet)
+			return nil
+		}
+	}
+	return fmt.Errorf("no free 10.244.x.0/24 for the pod network")
+}
 
 type cluster struct {
 	skip        string
@@ -94,6 +120,9 @@ func setup(m *testing.M) (int, error) {
 	}
 	env.root = tmp
 	defer os.RemoveAll(tmp)
+	if err := pickNetwork(); err != nil {
+		return 0, err
+	}
 	if _, err := run("hack/containerd.sh", "install"); err != nil {
 		return 0, err
 	}
