@@ -61,8 +61,10 @@ func FuzzDecodeValidatePatch(f *testing.F) {
 		{2, 1, 0, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: &a x\n  labels: *a\n", `[{"op":"test","path":"/data/k","value":"v"},{"op":"remove","path":"/data"}]`},
 		{2, 1, 3, "a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "apiVersion: v1\nkind: ConfigMap\n"},
 		{2, 0, 1, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"e","namespace":"other"}}`, `{"metadata":{"namespace":"other","name":"renamed","uid":"u"}}`},
-		// Found by this fuzzer: a 500 today (see knownJSONPatchBug).
+		// Found by this fuzzer: 500s today (see knownJSONPatchBug and
+		// knownStrategicPatchBug).
 		{2, 0, 0, `{"kind":"Pod"}`, `[{"op":"replace","path":""}]`},
+		{0, 0, 2, `{"kind":"Pod"}`, `{"spec":{"containers":[{"name":[]}]}}`},
 	}
 	for _, s := range seeds {
 		f.Add(s.target, s.bodyType, s.patchType, []byte(s.body), []byte(s.patch))
@@ -74,6 +76,9 @@ func FuzzDecodeValidatePatch(f *testing.F) {
 		pt := patchTypes[int(patchType)%len(patchTypes)]
 		if pt == "application/json-patch+json" && knownJSONPatchBug(patch) {
 			t.Skip("known server bug: a JSON patch replace or test of path \"\" without a value panics in json-patch v4's Apply (500); remove this skip once the handler answers 4xx")
+		}
+		if pt == "application/strategic-merge-patch+json" && knownStrategicPatchBug(patch) {
+			t.Skip("known server bug: a strategic merge patch whose list item has a list or object as its merge key panics in strategicpatch (comparing uncomparable type, 500); remove this skip once the handler answers 4xx")
 		}
 		requests := []struct {
 			method, path, contentType string
@@ -116,6 +121,45 @@ func knownJSONPatchBug(patch []byte) bool {
 		}
 	}
 	return false
+}
+
+// mergeKeys are the strategic-merge keys of the lists in the fuzzed types.
+var mergeKeys = map[string]bool{"name": true, "containerPort": true, "mountPath": true, "devicePath": true, "ip": true, "type": true, "key": true, "topologyKey": true, "port": true}
+
+// knownStrategicPatchBug reports a strategic merge patch with a list item
+// whose merge key is a list or an object: k8s.io/apimachinery's
+// strategicpatch compares it with == and panics ("comparing uncomparable
+// type"), and the server answers 500 where it should answer 4xx.
+func knownStrategicPatchBug(patch []byte) bool {
+	var v any
+	if json.Unmarshal(patch, &v) != nil {
+		return false
+	}
+	var walk func(v any, inList bool) bool
+	walk = func(v any, inList bool) bool {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				switch e.(type) {
+				case map[string]any, []any:
+					if inList && mergeKeys[k] {
+						return true
+					}
+				}
+				if walk(e, false) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range t {
+				if walk(e, true) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v, false)
 }
 
 // fuzzServer assembles a server on an embedded etcd and creates the base
