@@ -43,17 +43,7 @@ func (h *Handler) attrs(r *http.Request, st *Store, op admission.Operation, sub,
 
 func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns string) {
 	ctx := r.Context()
-	dry, err := dryRun(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	body, mt, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	obj, err := h.decodeObject(w, r, st, body, mt)
+	obj, dry, err := h.readObject(w, r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -115,17 +105,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
-	dry, err := dryRun(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	body, mt, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	obj, err := h.decodeObject(w, r, st, body, mt)
+	obj, dry, err := h.readObject(w, r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -142,6 +122,20 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, func(cur runtime.Object) (runtime.Object, error) {
 		return obj.DeepCopyObject(), nil
 	})
+}
+
+// readObject reads dryRun and decodes the body of a create or update.
+func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) (runtime.Object, bool, error) {
+	dry, err := dryRun(r)
+	if err != nil {
+		return nil, false, err
+	}
+	body, mt, err := readBody(r)
+	if err != nil {
+		return nil, false, err
+	}
+	obj, err := h.decodeObject(w, r, st, body, mt)
+	return obj, dry, err
 }
 
 // guaranteedUpdate applies an update computed from the current object by
