@@ -4,6 +4,7 @@ package systemd
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,20 +110,22 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		}
 	})
 
-	out, err := run("hack/install-control-plane.sh", "--no-systemd", "--root", root, "--pki", pkiDir,
+	cpArgs := []string{"--no-systemd", "--root", root, "--pki", pkiDir,
 		"--bin-dir", env.binDir, "--secure-port", strconv.Itoa(apiPort),
 		"--etcd-client-port", strconv.Itoa(freePort(t)), "--etcd-peer-port", strconv.Itoa(freePort(t)),
 		"--scheduler-port", strconv.Itoa(freePort(t)), "--controller-manager-port", strconv.Itoa(freePort(t)),
-		"--cluster-cidr", clusterCIDR)
+		"--cluster-cidr", clusterCIDR}
+	out, err := run("hack/install-control-plane.sh", cpArgs...)
 	if err != nil {
 		t.Fatalf("install-control-plane.sh: %v", err)
 	}
 	t.Logf("install-control-plane.sh:\n%s", out)
 
 	kubeletPort := freePort(t)
-	out, err = run("hack/join-node.sh", "--no-systemd", "--root", root, "--pki", pkiDir, "--node", nodeName,
+	nodeArgs := []string{"--no-systemd", "--root", root, "--pki", pkiDir, "--node", nodeName,
 		"--node-ip", "127.0.0.1", "--bin-dir", env.binDir, "--images", env.imageDir,
-		"--kubelet-port", strconv.Itoa(kubeletPort), "--healthz-port", strconv.Itoa(freePort(t)), "--cni-bridge", bridge)
+		"--kubelet-port", strconv.Itoa(kubeletPort), "--healthz-port", strconv.Itoa(freePort(t)), "--cni-bridge", bridge}
+	out, err = run("hack/join-node.sh", nodeArgs...)
 	if err != nil {
 		t.Fatalf("join-node.sh: %v", err)
 	}
@@ -302,6 +305,34 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		}
 		if string(logs) != "hello from hello\n" {
 			t.Errorf("pod hello logged %q, want %q", logs, "hello from hello\n")
+		}
+	})
+
+	t.Run("running the scripts again leaves what runs running", func(t *testing.T) {
+		units := []string{"kube-lite-etcd", "kube-lite-apiserver", "kube-lite-scheduler", "kube-lite-controller-manager", "containerd", "kube-lite-kubelet"}
+		pids := func() map[string]string {
+			m := map[string]string{}
+			for _, u := range units {
+				b, _ := os.ReadFile(filepath.Join(root, "run/kube-lite", u+".pid"))
+				m[u] = strings.TrimSpace(string(b))
+			}
+			return m
+		}
+		before := pids()
+		for _, script := range []struct {
+			name string
+			args []string
+		}{{"hack/install-control-plane.sh", cpArgs}, {"hack/join-node.sh", nodeArgs}} {
+			out, err := run(script.name, script.args...)
+			if err != nil {
+				t.Fatalf("%s again: %v", script.name, err)
+			}
+			if !strings.Contains(out, "already running") {
+				t.Errorf("%s again printed\n%s\nwant it to report the running units", script.name, out)
+			}
+		}
+		if after := pids(); !maps.Equal(before, after) {
+			t.Errorf("pids changed from %v to %v", before, after)
 		}
 	})
 }
