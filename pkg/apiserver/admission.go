@@ -29,12 +29,13 @@ import (
 
 // defaultAdmission is the built-in plugin chain, in upstream's order.
 func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error) {
-	objs := storeReader{s: s}
+	caches := s.startAdmissionCaches(ctx)
+	objs := storeReader{s: s, caches: caches}
 	clk := s.clock
 	accounts := serviceAccountStore{storeReader: objs, clock: clk}
 	limits := limitranger.New(objs)
 	sa := serviceaccount.New(accounts)
-	namespaces := namespaceGetter{s: s}
+	namespaces := namespaceGetter{s: s, cache: caches[namespacesGR]}
 	mutatingConfigs := webhook.NewCache[*admissionregistrationv1.MutatingWebhookConfiguration](
 		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "mutatingwebhookconfigurations"}), clk)
 	validatingConfigs := webhook.NewCache[*admissionregistrationv1.ValidatingWebhookConfiguration](
@@ -91,10 +92,34 @@ func (s *Server) watchAll(gr schema.GroupResource) webhook.WatchFunc {
 	}
 }
 
-// namespaceGetter reads namespaces from storage for admission plugins.
-type namespaceGetter struct{ s *Server }
+var namespacesGR = schema.GroupResource{Resource: "namespaces"}
+
+// startAdmissionCaches mirrors what admission reads on every create.
+func (s *Server) startAdmissionCaches(ctx context.Context) map[schema.GroupResource]*objectCache {
+	caches := map[schema.GroupResource]*objectCache{}
+	for _, gr := range []schema.GroupResource{namespacesGR, serviceAccountGR, limitRangesGR, quotaGR} {
+		if st, ok := s.storeFor(gr); ok {
+			c := newObjectCache(st)
+			caches[gr] = c
+			go c.run(ctx)
+		}
+	}
+	return caches
+}
+
+// namespaceGetter reads namespaces for admission plugins: from the cache,
+// and from storage when the cache has not seen the namespace (yet).
+type namespaceGetter struct {
+	s     *Server
+	cache *objectCache
+}
 
 func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	if g.cache != nil {
+		if obj, ok := g.cache.get("", name); ok {
+			return obj.(*corev1.Namespace), nil
+		}
+	}
 	st, ok := g.s.storeFor(schema.GroupResource{Resource: "namespaces"})
 	if !ok {
 		return &corev1.Namespace{}, nil
@@ -107,7 +132,19 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 }
 
 // storeReader adapts the server's stores to the plugins' reader interfaces.
-type storeReader struct{ s *Server }
+type storeReader struct {
+	s      *Server
+	caches map[schema.GroupResource]*objectCache
+}
+
+// cached lists gr's objects in namespace from its cache, if it has a synced one.
+func (r storeReader) cached(gr schema.GroupResource, namespace string) ([]runtime.Object, bool) {
+	c, ok := r.caches[gr]
+	if !ok {
+		return nil, false
+	}
+	return c.list(namespace)
+}
 
 // list reads every object of gr in namespace (all namespaces when empty).
 func (r storeReader) list(ctx context.Context, gr schema.GroupResource, namespace string) (runtime.Object, bool, error) {
@@ -141,17 +178,37 @@ func (r storeReader) ListObjects(ctx context.Context, gr schema.GroupResource, n
 
 // ListLimitRanges implements limitranger.Lister.
 func (r storeReader) ListLimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error) {
-	list, ok, err := r.list(ctx, schema.GroupResource{Resource: "limitranges"}, namespace)
+	if objs, ok := r.cached(limitRangesGR, namespace); ok {
+		out := make([]corev1.LimitRange, 0, len(objs))
+		for _, o := range objs {
+			out = append(out, *o.(*corev1.LimitRange))
+		}
+		return out, nil
+	}
+	list, ok, err := r.list(ctx, limitRangesGR, namespace)
 	if err != nil || !ok {
 		return nil, err
 	}
 	return list.(*corev1.LimitRangeList).Items, nil
 }
 
-var quotaGR = schema.GroupResource{Resource: "resourcequotas"}
+var (
+	quotaGR       = schema.GroupResource{Resource: "resourcequotas"}
+	limitRangesGR = schema.GroupResource{Resource: "limitranges"}
+)
 
 // ListResourceQuotas implements resourcequota.Quotas.
+//
+// The cache decides which quotas apply; charging re-reads each quota inside
+// a compare-and-swap, so usage never comes from the cache.
 func (r storeReader) ListResourceQuotas(ctx context.Context, namespace string) ([]corev1.ResourceQuota, error) {
+	if objs, ok := r.cached(quotaGR, namespace); ok {
+		out := make([]corev1.ResourceQuota, 0, len(objs))
+		for _, o := range objs {
+			out = append(out, *o.(*corev1.ResourceQuota))
+		}
+		return out, nil
+	}
 	list, ok, err := r.list(ctx, quotaGR, namespace)
 	if err != nil || !ok {
 		return nil, err
@@ -195,6 +252,11 @@ type serviceAccountStore struct {
 }
 
 func (a serviceAccountStore) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	if c, ok := a.caches[serviceAccountGR]; ok {
+		if obj, ok := c.get(namespace, name); ok {
+			return obj.(*corev1.ServiceAccount), nil
+		}
+	}
 	st, ok := a.s.storeFor(serviceAccountGR)
 	if !ok {
 		return nil, fmt.Errorf("serviceaccounts are not served")
