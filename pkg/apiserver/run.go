@@ -120,7 +120,14 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 		return nil, nil, fmt.Errorf("start embedded etcd in %s: %w", o.DataDir, err)
 	}
 	slog.Info("embedded etcd ready", "dataDir", o.DataDir, "endpoints", e.Endpoints())
-	c := e.InProcessClient()
+	// A gRPC client over loopback, not etcd's in-process adapter: the adapter
+	// can deadlock under many watches that stop while events flow
+	// (etcd-io/etcd#18879), which leaves watchers stalled.
+	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
+	if err != nil {
+		e.Stop()
+		return nil, nil, fmt.Errorf("connect to the embedded etcd: %w", err)
+	}
 	return c, func() { _ = c.Close(); e.Stop() }, nil
 }
 

@@ -260,15 +260,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		if err != nil {
 			return nil, fmt.Errorf("encode current object: %w", err)
 		}
-		var patched []byte
-		switch mt {
-		case "application/json-patch+json":
-			patched, err = jp.Apply(curJSON)
-		case "application/merge-patch+json":
-			patched, err = jsonpatch.MergePatch(curJSON, patch)
-		default:
-			patched, err = strategicpatch.StrategicMergePatch(curJSON, patch, st.New())
-		}
+		patched, err := applyPatch(mt, jp, curJSON, patch, st.New())
 		if err != nil {
 			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", st.groupResource(), name,
 				fmt.Sprintf("the patch could not be applied: %v", err), 0, false)
@@ -316,4 +308,24 @@ func (h *Handler) finishDeletion(w http.ResponseWriter, r *http.Request, st *Sto
 		return
 	}
 	h.respond(w, r, st, http.StatusOK, obj)
+}
+
+// applyPatch applies a patch of media type mt to the current object's JSON.
+// The patch libraries panic on some malformed patches (a JSON patch replace
+// of the whole document without a value, a strategic merge key that is a
+// list); such a patch is the client's error, not the server's.
+func applyPatch(mt string, jp jsonpatch.Patch, cur, patch []byte, schema runtime.Object) (out []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = nil, fmt.Errorf("malformed patch: %v", v)
+		}
+	}()
+	switch mt {
+	case "application/json-patch+json":
+		return jp.Apply(cur)
+	case "application/merge-patch+json":
+		return jsonpatch.MergePatch(cur, patch)
+	default:
+		return strategicpatch.StrategicMergePatch(cur, patch, schema)
+	}
 }
