@@ -104,3 +104,19 @@ func TestRoutesFollowOtherNodes(t *testing.T) {
 		t.Fatalf("routes to removed nodes remain: %v", table.routes)
 	}
 }
+
+func TestRoutesSkipNodesOnThisHost(t *testing.T) {
+	table := &fakeTable{routes: map[string]string{}}
+	r := &Routes{Table: table}
+	nodes := []Node{
+		{Name: "me", PodCIDR: "10.244.0.0/24", InternalIP: "192.168.0.1"},
+		{Name: "twin", PodCIDR: "10.244.1.0/24", InternalIP: "192.168.0.1"},
+		{Name: "other", PodCIDR: "10.244.2.0/24", InternalIP: "192.168.0.2"},
+	}
+	if err := r.Sync(context.Background(), "me", nodes); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(table.routes, map[string]string{"10.244.2.0/24": "192.168.0.2"}) {
+		t.Fatalf("routes = %v, want only the other host's podCIDR", table.routes)
+	}
+}

@@ -58,9 +58,18 @@ func (r *Routes) Sync(ctx context.Context, self string, nodes []Node) error {
 	if r.current == nil {
 		r.current = map[string]Route{}
 	}
+	// A node sharing this node's address (two kubelets on one host) is
+	// reached through the local bridge already; a route via ourselves would
+	// shadow it.
+	selfIP := ""
+	for _, n := range nodes {
+		if n.Name == self {
+			selfIP = n.InternalIP
+		}
+	}
 	want := map[string]Route{}
 	for _, n := range nodes {
-		if n.Name == self || n.PodCIDR == "" || net.ParseIP(n.InternalIP) == nil {
+		if n.Name == self || n.PodCIDR == "" || net.ParseIP(n.InternalIP) == nil || n.InternalIP == selfIP {
 			continue
 		}
 		if _, _, err := net.ParseCIDR(n.PodCIDR); err != nil {
