@@ -11,6 +11,12 @@ RUN=$DIR/run
 PORT=${KUBE_LITE_PORT:-6443}
 NODE=${KUBE_LITE_NODE:-$(hostname -s | tr '[:upper:]' '[:lower:]')}
 CLUSTER_CIDR=${KUBE_LITE_CLUSTER_CIDR:-10.244.0.0/16}
+# Override these to run a second cluster on the same host.
+SCHEDULER_PORT=${KUBE_LITE_SCHEDULER_PORT:-10259}
+CM_PORT=${KUBE_LITE_CM_PORT:-10257}
+KUBELET_PORT=${KUBE_LITE_KUBELET_PORT:-10250}
+KUBELET_HEALTHZ_PORT=${KUBE_LITE_KUBELET_HEALTHZ_PORT:-10248}
+BRIDGE=${KUBE_LITE_BRIDGE:-kube-lite0}
 
 STEP=""
 step() { STEP=$1; printf '==> %s\n' "$1"; }

@@ -35,11 +35,11 @@ start apiserver "$BIN/kube-lite-apiserver" --secure-port "$PORT" --bind-address 
 wait_for 60 admin_curl /readyz || fail "$LOGS/apiserver.log" "is port $PORT free? (ss -ltnp | grep :$PORT); set KUBE_LITE_PORT to use another"
 
 step "scheduler and controller-manager"
-start scheduler "$BIN/kube-lite-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig"
+start scheduler "$BIN/kube-lite-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig" --bind-address "127.0.0.1:$SCHEDULER_PORT"
 start controller-manager "$BIN/kube-lite-controller-manager" --kubeconfig "$PKI/controller-manager.kubeconfig" \
-	--allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR"
-wait_for 30 curl -fsS http://127.0.0.1:10259/readyz || fail "$LOGS/scheduler.log" "is port 10259 free?"
-wait_for 30 curl -fsS http://127.0.0.1:10257/readyz || fail "$LOGS/controller-manager.log" "is port 10257 free?"
+	--allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR" --bind-address "127.0.0.1:$CM_PORT"
+wait_for 30 curl -fsS "http://127.0.0.1:$SCHEDULER_PORT/readyz" || fail "$LOGS/scheduler.log" "is port $SCHEDULER_PORT free? (KUBE_LITE_SCHEDULER_PORT picks another)"
+wait_for 30 curl -fsS "http://127.0.0.1:$CM_PORT/readyz" || fail "$LOGS/controller-manager.log" "is port $CM_PORT free? (KUBE_LITE_CM_PORT picks another)"
 
 step "containerd: private instance in $DIR/containerd"
 SOCK=$("$ROOT/hack/containerd.sh" start "$DIR/containerd" 2>"$LOGS/containerd-start.log") ||
@@ -48,7 +48,8 @@ SOCK=$("$ROOT/hack/containerd.sh" start "$DIR/containerd" 2>"$LOGS/containerd-st
 step "kubelet: node $NODE ($NODE_IP)"
 start kubelet "$BIN/kube-lite-kubelet" --kubeconfig "$PKI/node-$NODE.kubeconfig" --node-name "$NODE" --node-ip "$NODE_IP" \
 	--container-runtime-endpoint "unix://$SOCK" --root-dir "$DIR/kubelet" --image-dir "$DIR/images" \
-	--cni-conf-dir "$DIR/containerd/cni/net.d" --cni-bridge kube-lite0 \
+	--cni-conf-dir "$DIR/containerd/cni/net.d" --cni-bridge "$BRIDGE" \
+	--port "$KUBELET_PORT" --healthz-port "$KUBELET_HEALTHZ_PORT" \
 	--tls-cert-file "$PKI/kubelet-$NODE.crt" --tls-private-key-file "$PKI/kubelet-$NODE.key" --client-ca-file "$PKI/ca.crt"
 
 step "waiting for node $NODE to be Ready"
