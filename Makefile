@@ -31,7 +31,11 @@ test-integration:
 	$(GO) test $(GOTEST_FLAGS) ./test/integration/...
 
 test-e2e: build
-	$(GO) test $(GOTEST_FLAGS) -tags e2e -timeout 30m ./test/e2e/...
+	$(GO) test $(GOTEST_FLAGS) -tags e2e -timeout 60m ./test/e2e/...
+
+## images: OCI image tarballs (pause, busybox, testapp) for the kubelet's --image-dir
+images:
+	@hack/images.sh $(KUBE_LITE_DIR)/images
 
 ## bench: benchmarks that print figures (see docs/benchmarks.md)
 bench: build
