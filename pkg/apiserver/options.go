@@ -32,6 +32,8 @@ type Options struct {
 	KubeletClientKey         string
 	KubeletCertificateAuth   string
 
+	// Profiling serves /debug/pprof, as upstream's --profiling.
+	Profiling bool
 	// Security: authentication and authorization (security.go).
 	Security SecurityOptions
 }
@@ -46,6 +48,7 @@ func NewOptions() *Options {
 		EtcdPrefix:             "/registry",
 		EtcdCompactionInterval: 5 * time.Minute,
 		Security:               NewSecurityOptions(),
+		Profiling:              true,
 	}
 }
 
@@ -66,6 +69,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "Client certificate for talking to kubelets.")
 	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "Client key for talking to kubelets.")
 	fs.StringVar(&o.KubeletCertificateAuth, "kubelet-certificate-authority", o.KubeletCertificateAuth, "CA bundle that verifies kubelets' serving certificates.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof to users allowed to read it.")
 	o.Security.AddFlags(fs)
 }
 

@@ -54,7 +54,7 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 		return fmt.Errorf("load serving certificate: %w", err)
 	}
 
-	cfg := Config{Etcd: client, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Security: &o.Security}
+	cfg := Config{Etcd: client, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Profiling: o.Profiling, Security: &o.Security}
 	clientCAs, err := clientCertPool(&o.Security)
 	if err != nil {
 		return err
@@ -120,15 +120,18 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 		return nil, nil, fmt.Errorf("start embedded etcd in %s: %w", o.DataDir, err)
 	}
 	slog.Info("embedded etcd ready", "dataDir", o.DataDir, "endpoints", e.Endpoints())
-	// A gRPC client over loopback, not etcd's in-process adapter: the adapter
-	// can deadlock under many watches that stop while events flow
-	// (etcd-io/etcd#18879), which leaves watchers stalled.
+	// Watches go over loopback gRPC: etcd's in-process adapter can deadlock
+	// when many watches stop while events flow (etcd-io/etcd#18879). Reads
+	// and writes take the in-process path, which skips gRPC, HTTP/2 and
+	// protobuf framing on every request.
 	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
 	if err != nil {
 		e.Stop()
 		return nil, nil, fmt.Errorf("connect to the embedded etcd: %w", err)
 	}
-	return c, func() { _ = c.Close(); e.Stop() }, nil
+	local := e.InProcessClient()
+	c.KV = local.KV
+	return c, func() { _ = c.Close(); _ = local.Close(); e.Stop() }, nil
 }
 
 // systemNamespaces exist in every cluster.

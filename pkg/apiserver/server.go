@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	chimiddleware "github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,6 +36,8 @@ type Config struct {
 	Admission *admission.Chain
 	// Logs streams pods/log from kubelets; nil answers 503.
 	Logs handler.LogStreamer
+	// Profiling serves /debug/pprof (to users allowed that path).
+	Profiling bool
 	// BookmarkInterval overrides how often idle watches get bookmarks.
 	BookmarkInterval time.Duration
 	// Security configures authentication and authorization; nil serves
@@ -95,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		chain.Validators = append(chain.Validators, s.security.validators()...)
 	}
-	s.handler = s.router(cfg.Resources)
+	s.handler = s.router(cfg.Resources, cfg.Profiling)
 	return s, nil
 }
 
@@ -111,7 +114,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Store returns the store of a group and resource (for admission plugins and tests).
 func (s *Server) Store(gr schema.GroupResource) (*handler.Store, bool) { return s.rest.Store(gr) }
 
-func (s *Server) router(resources []*registry.Resource) http.Handler {
+func (s *Server) router(resources []*registry.Resource, profiling bool) http.Handler {
 	m := newRequestMetrics(s.registry)
 	disc := newDiscovery(resources)
 	oa := openapi.NewBuilder(resources, s.scheme)
@@ -125,6 +128,9 @@ func (s *Server) router(resources []*registry.Resource) http.Handler {
 		handler.WriteError(w, req, methodNotAllowedError(req))
 	})
 	r.Get("/version", serveVersion)
+	if profiling {
+		r.Mount("/debug", chimiddleware.Profiler())
+	}
 	r.Get("/livez", s.health(false))
 	r.Get("/livez/*", s.health(false))
 	r.Get("/healthz", s.health(true))

@@ -49,6 +49,7 @@ type options struct {
 	watchers   int
 	events     int
 	keep       bool
+	profile    string
 	protobuf   bool
 	// etcdServers, when set, points the apiserver at an external etcd
 	// (plain HTTP on loopback) instead of its embedded one.
@@ -67,6 +68,7 @@ func main() {
 	flag.BoolVar(&o.protobuf, "protobuf", true, "talk protobuf to the apiserver (false: JSON)")
 	flag.StringVar(&o.etcdServers, "etcd-servers", "", "an external etcd (http://127.0.0.1:2379) for the apiserver and the floor; empty uses the embedded one")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, data)")
+	flag.StringVar(&o.profile, "profile", "", "write a 2 s CPU profile of the apiserver, taken during the last create step, to this file")
 	flag.Parse()
 	for _, s := range strings.Split(clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -132,7 +134,17 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		results = append(results, r)
 	}
 	for _, n := range o.clients {
+		var profiled chan error
+		if o.profile != "" && n == o.clients[len(o.clients)-1] {
+			profiled = make(chan error, 1)
+			go func() { profiled <- saveProfile(ctx, cs, o.profile) }()
+		}
 		r, err := createConfigMaps(ctx, cs, fmt.Sprintf("bench-c%d", n), n, o.count, o.maxPerStep)
+		if profiled != nil {
+			if perr := <-profiled; perr != nil {
+				fmt.Fprintf(os.Stderr, "bench: cpu profile: %v\n", perr)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("apiserver creates with %d clients: %w", n, err)
 		}
@@ -539,4 +551,13 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// saveProfile fetches a CPU profile of the apiserver (its /debug/pprof).
+func saveProfile(ctx context.Context, cs kubernetes.Interface, path string) error {
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "2").DoRaw(ctx)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
