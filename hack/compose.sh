@@ -112,6 +112,7 @@ nodes_ready() {
 }
 
 up() {
+	local started=$SECONDS
 	ensure_tools
 	ensure_dockerd
 	build_image
@@ -124,7 +125,7 @@ up() {
 	wait_for 180 nodes_ready || { compose logs --tail 30 node-1 node-2 node-3 >"$CDIR/nodes.log" 2>&1; fail "$CDIR/nodes.log" "check the node logs: docker-compose -p $PROJECT logs node-1"; }
 	cat <<MSG
 
-kube-lite compose cluster is up (project $PROJECT): 3 nodes, 2 apiservers
+kube-lite compose cluster is up after $((SECONDS - started)) s (project $PROJECT): 3 nodes, 2 apiservers
 (https://127.0.0.1:$KUBE_LITE_COMPOSE_PORT and :$KUBE_LITE_COMPOSE_PORT2), registry:5000 inside.
 
   export KUBECONFIG=$CDIR/admin.kubeconfig

@@ -69,21 +69,27 @@ func testappDeployment(name string, replicas int32) *appsv1.Deployment {
 
 // runningPods lists the pods of a Deployment that run and are not being
 // deleted, by node.
-func runningPods(ctx context.Context, ns, app string) (map[string][]corev1.Pod, int, error) {
+//
+// The string describes the pods that are not running yet.
+func runningPods(ctx context.Context, ns, app string) (map[string][]corev1.Pod, int, string, error) {
 	list, err := env.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	byNode := map[string][]corev1.Pod{}
 	n := 0
+	var others []string
 	for _, p := range list.Items {
 		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || !podReady(&p) {
+			if p.DeletionTimestamp == nil {
+				others = append(others, p.Name+" "+describePod(&p))
+			}
 			continue
 		}
 		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
 		n++
 	}
-	return byNode, n, nil
+	return byNode, n, strings.Join(others, "; "), nil
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -111,12 +117,12 @@ func waitRunning(ctx context.Context, t *testing.T, ns, app string, want int, ac
 	t.Helper()
 	var got map[string][]corev1.Pod
 	waitFor(ctx, t, fmt.Sprintf("%d running pods of %s", want, app), func(ctx context.Context) (bool, string, error) {
-		byNode, n, err := runningPods(ctx, ns, app)
+		byNode, n, others, err := runningPods(ctx, ns, app)
 		if err != nil {
 			return false, "", err
 		}
 		got = byNode
-		return n == want && accept(byNode), fmt.Sprintf("%d running: %s", n, describeSpread(byNode)), nil
+		return n == want && accept(byNode), fmt.Sprintf("%d running: %s; not running: %s", n, describeSpread(byNode), others), nil
 	})
 	return got
 }
