@@ -15,6 +15,7 @@ grep -F " $DIR/" /proc/self/mounts | awk '{print $2}' | sort -r | while read -r 
 # range and the per-pod chains they jump to.
 if command -v iptables-save >/dev/null; then
 	range_prefix=$(echo "$CLUSTER_CIDR" | cut -d. -f1-2).
+	remove_masquerade "$range_prefix"
 	iptables-save -t nat | grep -F -- '--comment "name: \"kube-lite\"' | grep -F -- "-s $range_prefix" | sed -e 's/^-A /-D /' |
 		while read -r rule; do eval iptables -t nat "$rule" 2>/dev/null || true; done
 	for c in $(iptables-save -t nat | awk '/^:CNI-[0-9a-f]+ /{sub(":", "", $1); print $1}'); do

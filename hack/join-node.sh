@@ -75,7 +75,9 @@ SYSTEMD_CGROUP=false
 # containerd and its shims, mounts under the root, the sandboxes' network
 # namespaces, masquerade rules and the bridge.
 stop_node() {
-	local ids=() pid ns t id chain
+	local ids=() pid ns t id chain cidr
+	# This node's pod range, read while its bridge still has it.
+	cidr=$(ip route show dev "$CNI_BRIDGE" proto kernel 2>/dev/null | awk '{print $1; exit}')
 	stop_unit kube-lite-kubelet.service
 	if [ -S "$CONTAINERD_SOCK" ]; then
 		mapfile -t ids < <(ctr --address "$CONTAINERD_SOCK" -n k8s.io containers ls -q 2>/dev/null)
@@ -115,6 +117,11 @@ stop_node() {
 				fi
 			done
 		done
+	fi
+	# The kubelet's one masquerade rule for this node's pod range.
+	if [ -n "$cidr" ] && command -v iptables-save >/dev/null; then
+		{ iptables-save -t nat | grep -F -- '"kube-lite masquerade"' | grep -F -- "-s $cidr " || true; } | sed -e 's/^-A /-D /' |
+			while read -r rule; do eval iptables -t nat "$rule" 2>/dev/null || true; done
 	fi
 	if ip link show "$CNI_BRIDGE" >/dev/null 2>&1; then ip link delete "$CNI_BRIDGE" || true; fi
 	[ -z "$R" ] || rm -rf "$CONTAINERD_ROOT" "$CONTAINERD_STATE"

@@ -75,3 +75,11 @@ wait_for() {
 admin_curl() {
 	curl -fsS --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "https://127.0.0.1:$PORT$1"
 }
+
+# remove_masquerade PREFIX: deletes the kubelets' masquerade rules (one per
+# node, see pkg/kubelet/cni) for pod ranges starting with PREFIX ("10.244.").
+remove_masquerade() {
+	command -v iptables-save >/dev/null || return 0
+	iptables-save -t nat | grep -F -- '"kube-lite masquerade"' | grep -F -- "-s $1" | sed -e 's/^-A /-D /' |
+		while read -r rule; do eval iptables -t nat "$rule" 2>/dev/null || true; done
+}

@@ -43,6 +43,7 @@ type Options struct {
 	CNIConfDir        string
 	CNIBinDir         string
 	CNIBridge         string
+	NonMasqueradeCIDR string
 	Address           string
 	Port              int
 	HealthzPort       int
@@ -79,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", "/etc/cni/net.d", "Where containerd's CRI plugin reads the CNI config.")
 	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", "/usr/lib/cni", "Where the CNI plugin binaries are.")
 	fs.StringVar(&o.CNIBridge, "cni-bridge", "cni0", "Host bridge of the pod network (several kubelets on one host need one each).")
+	fs.StringVar(&o.NonMasqueradeCIDR, "non-masquerade-cidr", "10.0.0.0/8", "Traffic from pods to addresses outside this range is masqueraded to the node's address; empty disables.")
 	fs.StringVar(&o.Address, "address", "0.0.0.0", "IP address to serve the kubelet API on.")
 	fs.IntVar(&o.Port, "port", 10250, "Port of the kubelet API (HTTPS).")
 	fs.IntVar(&o.HealthzPort, "healthz-port", 10248, "Port of the plain-HTTP /healthz on localhost; 0 disables.")
@@ -106,6 +108,11 @@ func (o *Options) Validate() error {
 	if o.PodCIDR != "" {
 		if _, _, err := net.ParseCIDR(o.PodCIDR); err != nil {
 			errs = append(errs, fmt.Errorf("--pod-cidr: %w", err))
+		}
+	}
+	if o.NonMasqueradeCIDR != "" {
+		if _, _, err := net.ParseCIDR(o.NonMasqueradeCIDR); err != nil {
+			errs = append(errs, fmt.Errorf("--non-masquerade-cidr: %w", err))
 		}
 	}
 	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
@@ -195,6 +202,7 @@ func (o *Options) Run(ctx context.Context) error {
 	metrics := kubelet.NewMetrics()
 	network := kubelet.NewCNINetwork(o.NodeName, o.CNIBinDir, o.CNIConfDir, filepath.Join(o.RootDir, "cni", "networks"))
 	network.Bridge = o.CNIBridge
+	network.NonMasqueradeCIDR = o.NonMasqueradeCIDR
 	kl, err := kubelet.New(kubelet.Config{
 		NodeName:                  o.NodeName,
 		NodeIP:                    o.NodeIP,

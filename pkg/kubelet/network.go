@@ -16,8 +16,11 @@ type CNINetwork struct {
 	// Bridge is the host bridge pods attach to (default cni0); nodes
 	// sharing a host need their own.
 	Bridge string
-	Routes cni.Routes
-	self   string
+	// NonMasqueradeCIDR is the pod network: traffic from pods to anywhere
+	// else is masqueraded. Empty leaves masquerading off.
+	NonMasqueradeCIDR string
+	Routes            cni.Routes
+	self              string
 }
 
 // NewCNINetwork returns a network for node self.
@@ -31,6 +34,9 @@ func (n *CNINetwork) EnsureConfig(ctx context.Context, podCIDR string) error {
 		return err
 	}
 	slog.Info("wrote CNI config", "path", path, "podCIDR", podCIDR)
+	if n.NonMasqueradeCIDR != "" {
+		return cni.EnsureMasquerade(ctx, podCIDR, n.NonMasqueradeCIDR)
+	}
 	return nil
 }
 

@@ -56,7 +56,7 @@ func Render(cfg Config) ([]byte, error) {
 		"type":        "bridge",
 		"bridge":      bridge,
 		"isGateway":   true,
-		"ipMasq":      true,
+		"ipMasq":      false, // one node-wide rule instead: EnsureMasquerade
 		"hairpinMode": true,
 		"ipam":        ipam,
 	}

@@ -207,7 +207,7 @@ func (b *bench) run(n int, binDir string) error {
 	if err := b.start("kubelet.log", "kube-lite-kubelet", "--kubeconfig", nodeKC, "--node-name", nodeName,
 		"--container-runtime-endpoint", "unix://"+b.sock, "--root-dir", filepath.Join(b.root, "kubelet"),
 		"--pod-cidr", podCIDR, "--image-dir", b.imageDir, "--cni-conf-dir", filepath.Join(b.ctrDir, "cni", "net.d"),
-		"--cni-bridge", bridge, "--port", strconv.Itoa(b.kubeletPort), "--healthz-port", "0"); err != nil {
+		"--cni-bridge", bridge, "--non-masquerade-cidr=", "--port", strconv.Itoa(b.kubeletPort), "--healthz-port", "0"); err != nil {
 		return err
 	}
 	if err := b.waitNodeReady(); err != nil {

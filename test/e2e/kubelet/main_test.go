@@ -277,7 +277,7 @@ func startKubelet(sock string) error {
 		"--crashloop-backoff-initial", "2s",
 		"--image-pull-backoff-initial", "2s",
 		"--sync-frequency", "5s",
-		"--cni-bridge", bridge,
+		"--cni-bridge", bridge, "--non-masquerade-cidr=",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
