@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/component"
 	"github.com/kube-lite/kube-lite/pkg/kubelet"
@@ -44,6 +45,7 @@ type Options struct {
 	CNIBinDir         string
 	CNIBridge         string
 	NonMasqueradeCIDR string
+	AuthorizationMode string
 	Address           string
 	Port              int
 	HealthzPort       int
@@ -80,6 +82,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", "/etc/cni/net.d", "Where containerd's CRI plugin reads the CNI config.")
 	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", "/usr/lib/cni", "Where the CNI plugin binaries are.")
 	fs.StringVar(&o.CNIBridge, "cni-bridge", "cni0", "Host bridge of the pod network (several kubelets on one host need one each).")
+	fs.StringVar(&o.AuthorizationMode, "authorization-mode", "Webhook", "Who may use the kubelet API (with --client-ca-file): Webhook asks the apiserver with SubjectAccessReviews; AlwaysAllow lets every cluster certificate in.")
 	fs.StringVar(&o.NonMasqueradeCIDR, "non-masquerade-cidr", "10.0.0.0/8", "Traffic from pods to addresses outside this range is masqueraded to the node's address; empty disables.")
 	fs.StringVar(&o.Address, "address", "0.0.0.0", "IP address to serve the kubelet API on.")
 	fs.IntVar(&o.Port, "port", 10250, "Port of the kubelet API (HTTPS).")
@@ -109,6 +112,9 @@ func (o *Options) Validate() error {
 		if _, _, err := net.ParseCIDR(o.PodCIDR); err != nil {
 			errs = append(errs, fmt.Errorf("--pod-cidr: %w", err))
 		}
+	}
+	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
+		errs = append(errs, fmt.Errorf("--authorization-mode %q: want Webhook or AlwaysAllow", o.AuthorizationMode))
 	}
 	if o.NonMasqueradeCIDR != "" {
 		if _, _, err := net.ParseCIDR(o.NonMasqueradeCIDR); err != nil {
@@ -241,6 +247,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	srv := &server.Server{Provider: kl, Gatherer: metrics.Registry, RequireClientCert: o.ClientCAFile != ""}
+	if o.ClientCAFile != "" && o.AuthorizationMode == "Webhook" {
+		srv.Authorizer = &server.SARAuthorizer{Client: client, Node: o.NodeName, Clock: clock.RealClock{}, AllowTTL: 5 * time.Minute, DenyTTL: 30 * time.Second}
+	}
 	errc := make(chan error, 3)
 	go func() { errc <- srv.Run(ctx, net.JoinHostPort(o.Address, strconv.Itoa(o.Port)), tlsCfg) }()
 	if o.HealthzPort > 0 {

@@ -43,6 +43,9 @@ type Server struct {
 	Gatherer prometheus.Gatherer
 	// RequireClientCert: without a verified client certificate only /healthz answers.
 	RequireClientCert bool
+	// Authorizer, when set, decides what each certificate's user may do;
+	// a user without the right gets 403.
+	Authorizer Authorizer
 	// PollInterval is how often follow checks for new log lines.
 	PollInterval time.Duration
 }
@@ -65,9 +68,30 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.RequireClientCert && r.URL.Path != "/healthz" && (r.TLS == nil || len(r.TLS.VerifiedChains) == 0) {
+		if r.URL.Path == "/healthz" || !s.RequireClientCert {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
+		}
+		if s.Authorizer != nil {
+			subject := r.TLS.VerifiedChains[0][0].Subject
+			verb, sub := verbOf(r.Method), subresourceOf(r.URL.Path)
+			ok, reason, err := s.Authorizer.Authorize(r.Context(), subject.CommonName, subject.Organization, verb, sub)
+			if err != nil {
+				http.Error(w, "authorization check failed: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			if !ok {
+				msg := fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)", subject.CommonName, verb, sub)
+				if reason != "" {
+					msg += ": " + reason
+				}
+				http.Error(w, msg, http.StatusForbidden)
+				return
+			}
 		}
 		mux.ServeHTTP(w, r)
 	})
