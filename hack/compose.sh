@@ -105,10 +105,14 @@ compose_curl() {
 		"https://127.0.0.1:$KUBE_LITE_COMPOSE_PORT$1"
 }
 
+# nodes_ready: every node Ready and none tainted any more, so that the first
+# workload can go to any of them (the controller-manager lifts the
+# not-ready taints a moment after the Ready condition turns True).
 nodes_ready() {
-	local n
-	n=$(compose_curl /api/v1/nodes | grep -o '"type":"Ready","status":"True"' | wc -l)
-	[ "$n" -ge "$NODES" ]
+	local nodes n
+	nodes=$(compose_curl /api/v1/nodes) || return 1
+	n=$(grep -o '"type":"Ready","status":"True"' <<<"$nodes" | wc -l)
+	[ "$n" -ge "$NODES" ] && ! grep -q '"taints"' <<<"$nodes"
 }
 
 up() {
@@ -121,7 +125,7 @@ up() {
 	host_kubeconfig
 	step "waiting for the apiserver on 127.0.0.1:$KUBE_LITE_COMPOSE_PORT"
 	wait_for 90 compose_curl /readyz || { compose logs --tail 20 apiserver-1 >"$CDIR/apiserver-1.log" 2>&1; fail "$CDIR/apiserver-1.log" "is port $KUBE_LITE_COMPOSE_PORT free? set KUBE_LITE_COMPOSE_PORT"; }
-	step "waiting for $NODES Ready nodes"
+	step "waiting for $NODES Ready, untainted nodes"
 	wait_for 180 nodes_ready || { compose logs --tail 30 node-1 node-2 node-3 >"$CDIR/nodes.log" 2>&1; fail "$CDIR/nodes.log" "check the node logs: docker-compose -p $PROJECT logs node-1"; }
 	cat <<MSG
 

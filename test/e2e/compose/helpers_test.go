@@ -127,28 +127,28 @@ func waitRunning(ctx context.Context, t *testing.T, ns, app string, want int, ac
 	return got
 }
 
-func nodeReady(ctx context.Context, name string) (corev1.ConditionStatus, error) {
-	node, err := env.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status, nil
-		}
-	}
-	return corev1.ConditionUnknown, nil
-}
-
-// waitNodeReady waits until the node reports want in its Ready condition.
+// waitNodeReady waits until the node reports want in its Ready condition;
+// a node that should be Ready must also have lost the not-ready and
+// unreachable taints, so that pods can go there again.
 func waitNodeReady(ctx context.Context, t *testing.T, name string, want bool) {
 	t.Helper()
 	waitFor(ctx, t, fmt.Sprintf("node %s Ready=%t", name, want), func(ctx context.Context) (bool, string, error) {
-		status, err := nodeReady(ctx, name)
+		node, err := env.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
-		return (status == corev1.ConditionTrue) == want, "Ready=" + string(status), nil
+		status := corev1.ConditionUnknown
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				status = c.Status
+			}
+		}
+		ready := status == corev1.ConditionTrue
+		state := fmt.Sprintf("Ready=%s taints=%v", status, node.Spec.Taints)
+		if want {
+			return ready && len(node.Spec.Taints) == 0, state, nil
+		}
+		return !ready, state, nil
 	})
 }
 
