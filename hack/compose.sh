@@ -46,6 +46,7 @@ ensure_dockerd() {
 		echo "    using the running Docker engine"
 		return 0
 	fi
+	[ "$(id -u)" -eq 0 ] || fail "" "no Docker engine answers and starting one needs root: run as root (sudo hack/compose.sh up)"
 	mkdir -p "$CDIR" "$CACHE"
 	# Host cgroup namespace: the kubelet and runc in the node containers
 	# create pod cgroups that must be real ones (compose 1.x has no cgroup: key).
