@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -97,3 +98,6 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Security.Validate())
 	return errors.Join(errs...)
 }
+
+// Run serves with these options until ctx ends (see the package's Run).
+func (o *Options) Run(ctx context.Context) error { return Run(ctx, o, nil) }
