@@ -27,6 +27,7 @@ func Main(name string, c Command) {
 		if err == pflag.ErrHelp {
 			os.Exit(0)
 		}
+		fmt.Fprintf(os.Stderr, "%s: %v (see --help)\n", name, err)
 		os.Exit(2)
 	}
 	if err := c.Validate(); err != nil {
