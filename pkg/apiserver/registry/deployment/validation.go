@@ -6,11 +6,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -23,19 +19,7 @@ func validateSpec(spec *appsv1.DeploymentSpec, fldPath *field.Path) field.ErrorL
 	var allErrs field.ErrorList
 	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(ptr.Deref(spec.Replicas, 0)), fldPath.Child("replicas"))...)
 
-	selPath := fldPath.Child("selector")
-	if spec.Selector == nil {
-		allErrs = append(allErrs, field.Required(selPath, ""))
-	} else {
-		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, selPath)...)
-		if len(spec.Selector.MatchLabels)+len(spec.Selector.MatchExpressions) == 0 {
-			allErrs = append(allErrs, field.Invalid(selPath, spec.Selector, "empty selector is invalid for deployment"))
-		}
-		// An unparsable selector is already reported; matching needs one.
-		if selector, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil {
-			allErrs = append(allErrs, validateTemplate(&spec.Template, selector, fldPath.Child("template"))...)
-		}
-	}
+	allErrs = append(allErrs, validation.ReplicatedPods(spec.Selector, &spec.Template, "deployment", fldPath)...)
 
 	allErrs = append(allErrs, validateStrategy(&spec.Strategy, fldPath.Child("strategy"))...)
 	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
@@ -49,24 +33,6 @@ func validateSpec(spec *appsv1.DeploymentSpec, fldPath *field.Path) field.ErrorL
 		if pds <= spec.MinReadySeconds {
 			allErrs = append(allErrs, field.Invalid(pdsPath, pds, "must be greater than minReadySeconds"))
 		}
-	}
-	return allErrs
-}
-
-// validateTemplate checks that the pods the deployment makes are pods it
-// selects and that they may keep running forever.
-func validateTemplate(t *corev1.PodTemplateSpec, selector labels.Selector, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	if !selector.Empty() && !selector.Matches(labels.Set(t.Labels)) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))
-	}
-	allErrs = append(allErrs, validation.PodTemplateSpec(t, fldPath)...)
-	if t.Spec.RestartPolicy != corev1.RestartPolicyAlways {
-		allErrs = append(allErrs, field.NotSupported(fldPath.Child("spec", "restartPolicy"), t.Spec.RestartPolicy,
-			[]corev1.RestartPolicy{corev1.RestartPolicyAlways}))
-	}
-	if t.Spec.ActiveDeadlineSeconds != nil {
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("spec", "activeDeadlineSeconds"), "activeDeadlineSeconds in ReplicaSet is not Supported"))
 	}
 	return allErrs
 }

@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
@@ -96,22 +95,9 @@ type scaler struct{}
 
 func (scaler) Scale(obj runtime.Object) (spec, status int32, selector string) {
 	rs := obj.(*appsv1.ReplicaSet)
-	return ptr.Deref(rs.Spec.Replicas, 1), rs.Status.Replicas, selectorString(rs.Spec.Selector)
+	return ptr.Deref(rs.Spec.Replicas, 1), rs.Status.Replicas, registry.ScaleSelector(rs.Spec.Selector)
 }
 
 func (scaler) SetReplicas(obj runtime.Object, replicas int32) {
 	obj.(*appsv1.ReplicaSet).Spec.Replicas = ptr.To(replicas)
-}
-
-// selectorString renders the selector as a label query for scale's
-// status.selector, which autoscalers parse: nothing rather than "<none>".
-func selectorString(ls *metav1.LabelSelector) string {
-	if ls == nil {
-		return ""
-	}
-	s, err := metav1.LabelSelectorAsSelector(ls)
-	if err != nil {
-		return ""
-	}
-	return s.String()
 }
