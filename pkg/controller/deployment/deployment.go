@@ -63,15 +63,9 @@ func New(client kubernetes.Interface, dInformer appsinformers.DeploymentInformer
 	}
 	_, _ = dInformer.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
 	rsHandler := func(obj any) {
-		rs, ok := obj.(*appsv1.ReplicaSet)
+		rs, ok := controllerutil.FromDeleted[*appsv1.ReplicaSet](obj)
 		if !ok {
-			tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-			if !ok {
-				return
-			}
-			if rs, ok = tomb.Obj.(*appsv1.ReplicaSet); !ok {
-				return
-			}
+			return
 		}
 		if ref := controllerutil.ControllerRef(rs); ref != nil {
 			if d := c.resolveRef(rs.Namespace, ref); d != nil {
@@ -91,15 +85,9 @@ func New(client kubernetes.Interface, dInformer appsinformers.DeploymentInformer
 	// Recreate waits for the old pods to be gone, which only pod events show.
 	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
-			pod, ok := obj.(*corev1.Pod)
+			pod, ok := controllerutil.FromDeleted[*corev1.Pod](obj)
 			if !ok {
-				tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-				if !ok {
-					return
-				}
-				if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-					return
-				}
+				return
 			}
 			ref := controllerutil.ControllerRef(pod)
 			if ref == nil || ref.Kind != rsKind.Kind {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -106,23 +105,23 @@ type Controller struct {
 	// doubling with each failure up to maxPodFailureBackoff; 0 disables it.
 	PodFailureBackoff time.Duration
 
-	mu       sync.Mutex
-	deleting map[string]map[types.UID]bool
+	deletions *controllerutil.PodDeletions
 }
 
 // New wires the controller to the shared informers.
 func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods coreinformers.PodInformer, mp workqueue.MetricsProvider, clk clock.Clock) *Controller {
+	expectations := controllerutil.NewExpectations(clk)
 	c := &Controller{
 		client:            client,
 		jobLister:         jobs.Lister(),
 		podLister:         pods.Lister(),
 		synced:            []cache.InformerSynced{jobs.Informer().HasSynced, pods.Informer().HasSynced},
 		queue:             controllerutil.NewQueue(Name, mp),
-		expectations:      controllerutil.NewExpectations(clk),
+		expectations:      expectations,
 		clock:             clk,
 		Events:            controllerutil.NopRecorder{},
 		PodFailureBackoff: DefaultPodFailureBackoff,
-		deleting:          map[string]map[types.UID]bool{},
+		deletions:         controllerutil.NewPodDeletions(expectations),
 	}
 	_, _ = jobs.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -138,15 +137,9 @@ func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods core
 }
 
 func (c *Controller) podEvent(obj any, added, deleted bool) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := controllerutil.FromDeleted[*corev1.Pod](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	ref := controllerutil.ControllerRef(pod)
 	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
@@ -159,20 +152,11 @@ func (c *Controller) podEvent(obj any, added, deleted bool) {
 	key, _ := controllerutil.KeyFunc(job)
 	switch {
 	case deleted || pod.DeletionTimestamp != nil:
-		c.observeDeletion(key, pod.UID)
+		c.deletions.Observed(key, pod.UID)
 	case added:
 		c.expectations.CreationObserved(key)
 	}
 	c.queue.Add(key)
-}
-
-func (c *Controller) observeDeletion(key string, uid types.UID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if m := c.deleting[key]; m[uid] {
-		delete(m, uid)
-		c.expectations.DeletionObserved(key)
-	}
 }
 
 // Run processes Jobs with workers goroutines until ctx ends.
@@ -372,28 +356,14 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 	case diff < 0:
 		n := -diff
 		c.expectations.Expect(key, n, 0)
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := c.createPod(ctx, job); err != nil {
-					c.expectations.CreationObserved(key)
-					errs <- err
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		var first error
-		failed := 0
-		for err := range errs {
-			failed++
-			if first == nil {
-				first = err
+		failed, first := controllerutil.Parallel(n, func() error {
+			err := c.createPod(ctx, job)
+			if err != nil {
+				// No pod will show up for this create.
+				c.expectations.CreationObserved(key)
 			}
-		}
+			return err
+		})
 		if first != nil {
 			return n - failed, fmt.Errorf("create pod for job %s: %w", key, first)
 		}
@@ -415,19 +385,12 @@ func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key strin
 	if len(pods) == 0 {
 		return nil
 	}
-	c.mu.Lock()
-	m := map[types.UID]bool{}
-	for _, p := range pods {
-		m[p.UID] = true
-	}
-	c.deleting[key] = m
-	c.mu.Unlock()
-	c.expectations.Expect(key, 0, len(pods))
+	c.deletions.Expect(key, pods)
 	var errs []error
 	for _, p := range pods {
 		err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
 		if err != nil {
-			c.observeDeletion(key, p.UID)
+			c.deletions.Observed(key, p.UID)
 			if !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
 			}

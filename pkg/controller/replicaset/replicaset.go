@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,28 +50,24 @@ type Controller struct {
 	expectations *controllerutil.Expectations
 	clock        clock.Clock
 	// Events records what the controller did; set it before Run.
-	Events controllerutil.Recorder
-
-	// deleting remembers pods this controller deleted per RS key, so that
-	// the deletion is observed once, whichever of "deletionTimestamp set" or
-	// "object gone" the informer shows first.
-	mu       sync.Mutex
-	deleting map[string]map[types.UID]bool
+	Events    controllerutil.Recorder
+	deletions *controllerutil.PodDeletions
 }
 
 // New wires the controller to the shared informers.
 func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer,
 	mp workqueue.MetricsProvider, clk clock.Clock) *Controller {
+	expectations := controllerutil.NewExpectations(clk)
 	c := &Controller{
 		client:       client,
 		rsLister:     rsInformer.Lister(),
 		podLister:    podInformer.Lister(),
 		synced:       []cache.InformerSynced{rsInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue:        controllerutil.NewQueue(Name, mp),
-		expectations: controllerutil.NewExpectations(clk),
+		expectations: expectations,
 		clock:        clk,
 		Events:       controllerutil.NopRecorder{},
-		deleting:     map[string]map[types.UID]bool{},
+		deletions:    controllerutil.NewPodDeletions(expectations),
 	}
 	_, _ = rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -143,7 +138,7 @@ func (c *Controller) addPod(obj any) {
 		}
 		key, _ := controllerutil.KeyFunc(rs)
 		if pod.DeletionTimestamp != nil {
-			c.observeDeletion(key, pod)
+			c.deletions.Observed(key, pod.UID)
 		} else {
 			c.expectations.CreationObserved(key)
 		}
@@ -174,7 +169,7 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 	}
 	key, _ := controllerutil.KeyFunc(rs)
 	if pod.DeletionTimestamp != nil {
-		c.observeDeletion(key, pod)
+		c.deletions.Observed(key, pod.UID)
 	}
 	c.queue.Add(key)
 	// A pod that just became ready turns available minReadySeconds later;
@@ -185,42 +180,17 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 }
 
 func (c *Controller) deletePod(obj any) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := controllerutil.FromDeleted[*corev1.Pod](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	rs := c.resolveRef(pod.Namespace, controllerutil.ControllerRef(pod))
 	if rs == nil {
 		return
 	}
 	key, _ := controllerutil.KeyFunc(rs)
-	c.observeDeletion(key, pod)
+	c.deletions.Observed(key, pod.UID)
 	c.queue.Add(key)
-}
-
-func (c *Controller) expectDeletions(key string, pods []*corev1.Pod) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := map[types.UID]bool{}
-	for _, p := range pods {
-		m[p.UID] = true
-	}
-	c.deleting[key] = m
-}
-
-func (c *Controller) observeDeletion(key string, pod *corev1.Pod) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if m := c.deleting[key]; m[pod.UID] {
-		delete(m, pod.UID)
-		c.expectations.DeletionObserved(key)
-	}
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -306,13 +276,12 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.
 	case diff > 0:
 		n := min(diff, burstReplicas)
 		victims := podsToDelete(active, n)
-		c.expectDeletions(key, victims)
-		c.expectations.Expect(key, 0, n)
+		c.deletions.Expect(key, victims)
 		var errs []error
 		for _, p := range victims {
 			err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
 			if err != nil {
-				c.observeDeletion(key, p)
+				c.deletions.Observed(key, p.UID)
 				if !apierrors.IsNotFound(err) {
 					errs = append(errs, err)
 					c.Events.Eventf(rs, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
@@ -335,27 +304,7 @@ func slowStart(n int, call func() error) (int, error) {
 	done := 0
 	for batch := 1; done < n; batch *= 2 {
 		batch = min(batch, n-done)
-		var wg sync.WaitGroup
-		errs := make(chan error, batch)
-		for range batch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := call(); err != nil {
-					errs <- err
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		failed := 0
-		var first error
-		for err := range errs {
-			failed++
-			if first == nil {
-				first = err
-			}
-		}
+		failed, first := controllerutil.Parallel(batch, call)
 		done += batch - failed
 		if first != nil {
 			return done, first
