@@ -46,6 +46,7 @@ SOCK=$("$ROOT/hack/containerd.sh" start "$DIR/containerd" 2>"$LOGS/containerd-st
 	fail "$DIR/containerd/containerd.log" "another containerd may hold the same state; run 'make down' first"
 
 step "kubelet: node $NODE ($NODE_IP)"
+KUBELET_STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 start kubelet "$BIN/kube-lite-kubelet" --kubeconfig "$PKI/node-$NODE.kubeconfig" --node-name "$NODE" --node-ip "$NODE_IP" \
 	--container-runtime-endpoint "unix://$SOCK" --root-dir "$DIR/kubelet" --image-dir "$DIR/images" \
 	--cni-conf-dir "$DIR/containerd/cni/net.d" --cni-bridge "$BRIDGE" \
@@ -53,7 +54,13 @@ start kubelet "$BIN/kube-lite-kubelet" --kubeconfig "$PKI/node-$NODE.kubeconfig"
 	--tls-cert-file "$PKI/kubelet-$NODE.crt" --tls-private-key-file "$PKI/kubelet-$NODE.key" --client-ca-file "$PKI/ca.crt"
 
 step "waiting for node $NODE to be Ready"
-node_ready() { admin_curl "/api/v1/nodes/$NODE" | grep -q '"type":"Ready","status":"True"'; }
+# Ready as reported by this kubelet: a Node object kept from an earlier run
+# may still say Ready with an old heartbeat.
+node_ready() {
+	local hb
+	hb=$(admin_curl "/api/v1/nodes/$NODE" | grep -o '"type":"Ready","status":"True","lastHeartbeatTime":"[^"]*"' | sed 's/.*"lastHeartbeatTime":"\([^"]*\)"/\1/')
+	[ -n "$hb" ] && ! [[ "$hb" < "$KUBELET_STARTED" ]]
+}
 wait_for 90 node_ready || fail "$LOGS/kubelet.log" "check the kubelet log; 'make down && make up' starts afresh"
 
 cat <<MSG

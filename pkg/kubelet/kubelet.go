@@ -114,12 +114,15 @@ type Kubelet struct {
 	synced      []cache.InformerSynced
 	factories   []informers.SharedInformerFactory
 
-	mu       sync.Mutex
-	pods     map[types.UID]*podState
-	podCIDR  string
-	netReady bool
-	netErr   string
-	runCtx   context.Context
+	mu sync.Mutex
+	// nodeStatusKick asks the node status loop to report now (the network
+	// became ready), instead of at its next tick.
+	nodeStatusKick chan struct{}
+	pods           map[types.UID]*podState
+	podCIDR        string
+	netReady       bool
+	netErr         string
+	runCtx         context.Context
 }
 
 // podState is the kubelet's memory of one pod. pod is updated by the
@@ -162,10 +165,11 @@ func New(cfg Config, d Deps) (*Kubelet, error) {
 	}
 	kl := &Kubelet{
 		cfg: cfg, client: d.Client, runtime: d.Runtime, network: d.Network, volumes: d.Volumes, clock: d.Clock, metrics: d.Metrics,
-		pods:         map[types.UID]*podState{},
-		podCIDR:      cfg.PodCIDR,
-		crashBackoff: backoff.New(d.Clock, cfg.CrashLoopBackoffInitial, cfg.CrashLoopBackoffMax, 10*time.Minute),
-		pullBackoff:  backoff.New(d.Clock, cfg.ImagePullBackoffInitial, cfg.ImagePullBackoffMax, 0),
+		pods:           map[types.UID]*podState{},
+		podCIDR:        cfg.PodCIDR,
+		nodeStatusKick: make(chan struct{}, 1),
+		crashBackoff:   backoff.New(d.Clock, cfg.CrashLoopBackoffInitial, cfg.CrashLoopBackoffMax, 10*time.Minute),
+		pullBackoff:    backoff.New(d.Clock, cfg.ImagePullBackoffInitial, cfg.ImagePullBackoffMax, 0),
 	}
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: d.Client.CoreV1().Events("")})

@@ -67,6 +67,8 @@ func (kl *Kubelet) ensureNetwork(ctx context.Context, podCIDR string) {
 	}
 	kl.podCIDR = podCIDR
 	kl.netReady, kl.netErr = true, ""
+	// The Node turns Ready now; say so without waiting for the next tick.
+	kl.kickNodeStatus()
 }
 
 func (kl *Kubelet) networkReady() (bool, string) {

@@ -334,7 +334,16 @@ func (kl *Kubelet) nodeStatusLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
+		case <-kl.nodeStatusKick:
 		}
+	}
+}
+
+// kickNodeStatus makes the node status loop report at once.
+func (kl *Kubelet) kickNodeStatus() {
+	select {
+	case kl.nodeStatusKick <- struct{}{}:
+	default:
 	}
 }
 
