@@ -7,7 +7,7 @@ export KUBE_LITE_DIR
 GOTEST_FLAGS ?= -count=1
 CMDS := $(notdir $(wildcard cmd/*))
 
-.PHONY: all build deps test test-unit test-integration test-e2e bench up down lint images clean
+.PHONY: all build deps test test-unit test-integration test-e2e test-compose bench up down compose-up compose-down lint images clean
 
 all: build
 
@@ -30,8 +30,13 @@ test-unit:
 test-integration:
 	$(GO) test $(GOTEST_FLAGS) ./test/integration/...
 
+# The compose suite has its own tier (test-compose): it starts a docker engine.
 test-e2e: build
-	$(GO) test $(GOTEST_FLAGS) -tags e2e -timeout 60m ./test/e2e/...
+	$(GO) test $(GOTEST_FLAGS) -tags e2e -timeout 40m $$($(GO) list -tags e2e ./test/e2e/... | grep -v /test/e2e/compose)
+
+## test-compose: the multi-node docker-compose cluster's end-to-end tests
+test-compose: build
+	@SKIP_BUILD=1 hack/compose.sh test
 
 ## images: OCI image tarballs (pause, busybox, testapp) for the kubelet's --image-dir
 images:
@@ -47,6 +52,14 @@ up: deps build
 
 down:
 	@hack/down.sh
+
+## compose-up / compose-down: a 3-node cluster in docker-compose (deploy/compose)
+compose-up: build
+	@hack/deps.sh compose
+	@SKIP_BUILD=1 hack/compose.sh up
+
+compose-down:
+	@hack/compose.sh down
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

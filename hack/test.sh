@@ -16,6 +16,7 @@ run_tier lint make --no-print-directory lint
 run_tier unit make --no-print-directory test-unit
 run_tier integration make --no-print-directory test-integration
 run_tier e2e make --no-print-directory test-e2e
+run_tier compose make --no-print-directory test-compose
 
 passed=0; failed=0
 echo
