@@ -32,7 +32,7 @@ test-integration:
 
 # The compose suite has its own tier (test-compose): it starts a docker engine.
 test-e2e: build
-	$(GO) test $(GOTEST_FLAGS) -tags e2e -timeout 40m $$($(GO) list -tags e2e ./test/e2e/... | grep -v /test/e2e/compose)
+	$(GO) test $(GOTEST_FLAGS) -p 1 -tags e2e -timeout 40m $$($(GO) list -tags e2e ./test/e2e/... | grep -v /test/e2e/compose)
 
 ## test-compose: the multi-node docker-compose cluster's end-to-end tests
 test-compose: build
