@@ -11,13 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 const (
@@ -52,7 +50,7 @@ func TestScriptsRefuseBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := run(tt.script, tt.args...)
+			out, err := e2eutil.Run(tt.script, tt.args...)
 			if err == nil {
 				t.Fatalf("%s %v succeeded, want an error with %q:\n%s", tt.script, tt.args, tt.want, out)
 			}
@@ -76,9 +74,9 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 	}
 	root := filepath.Join(tmp, "root")
 	pkiDir := filepath.Join(tmp, "pki")
-	apiPort := freePort(t)
+	apiPort := e2eutil.MustFreePort(t)
 	server := "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	if _, err := run(filepath.Join(env.binDir, "kube-lite-pki"), "--dir", pkiDir, "--apiserver-url", server,
+	if _, err := e2eutil.Run(filepath.Join(env.binDir, "kube-lite-pki"), "--dir", pkiDir, "--apiserver-url", server,
 		"--apiserver-host", "127.0.0.1", "--node", nodeName+"=127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
@@ -87,19 +85,19 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		if t.Failed() {
 			for _, l := range []string{"kube-lite-kubelet", "containerd", "kube-lite-apiserver", "kube-lite-etcd"} {
 				b, _ := os.ReadFile(filepath.Join(root, "var/log/kube-lite", l+".log"))
-				t.Logf("---- %s.log (last 30 lines) ----\n%s", l, lastLines(string(b), 30))
+				t.Logf("---- %s.log (last 30 lines) ----\n%s", l, e2eutil.LastLines(string(b), 30))
 			}
 		}
-		if out, err := run("hack/join-node.sh", "--stop", "--no-systemd", "--root", root); err != nil {
+		if out, err := e2eutil.Run("hack/join-node.sh", "--stop", "--no-systemd", "--root", root); err != nil {
 			t.Errorf("join-node.sh --stop: %v\n%s", err, out)
 		}
-		if out, err := run("hack/install-control-plane.sh", "--stop", "--no-systemd", "--root", root); err != nil {
+		if out, err := e2eutil.Run("hack/install-control-plane.sh", "--stop", "--no-systemd", "--root", root); err != nil {
 			t.Errorf("install-control-plane.sh --stop: %v\n%s", err, out)
 		}
-		if left := leftovers(tmp); len(left) > 0 {
+		if left := e2eutil.Leftovers(tmp); len(left) > 0 {
 			t.Errorf("after --stop, still on the host:\n%s", strings.Join(left, "\n"))
 		}
-		if rules := natRulesFor(cidrPrefix); len(rules) > 0 {
+		if rules := e2eutil.NATRulesFor(cidrPrefix); len(rules) > 0 {
 			t.Errorf("after --stop, NAT rules for %s are left:\n%s", clusterCIDR, strings.Join(rules, "\n"))
 		}
 		if err := exec.Command("ip", "link", "show", bridge).Run(); err == nil {
@@ -112,20 +110,20 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 
 	cpArgs := []string{"--no-systemd", "--root", root, "--pki", pkiDir,
 		"--bin-dir", env.binDir, "--secure-port", strconv.Itoa(apiPort),
-		"--etcd-client-port", strconv.Itoa(freePort(t)), "--etcd-peer-port", strconv.Itoa(freePort(t)),
-		"--scheduler-port", strconv.Itoa(freePort(t)), "--controller-manager-port", strconv.Itoa(freePort(t)),
+		"--etcd-client-port", strconv.Itoa(e2eutil.MustFreePort(t)), "--etcd-peer-port", strconv.Itoa(e2eutil.MustFreePort(t)),
+		"--scheduler-port", strconv.Itoa(e2eutil.MustFreePort(t)), "--controller-manager-port", strconv.Itoa(e2eutil.MustFreePort(t)),
 		"--cluster-cidr", clusterCIDR}
-	out, err := run("hack/install-control-plane.sh", cpArgs...)
+	out, err := e2eutil.Run("hack/install-control-plane.sh", cpArgs...)
 	if err != nil {
 		t.Fatalf("install-control-plane.sh: %v", err)
 	}
 	t.Logf("install-control-plane.sh:\n%s", out)
 
-	kubeletPort := freePort(t)
+	kubeletPort := e2eutil.MustFreePort(t)
 	nodeArgs := []string{"--no-systemd", "--root", root, "--pki", pkiDir, "--node", nodeName,
 		"--node-ip", "127.0.0.1", "--bin-dir", env.binDir, "--images", env.imageDir,
-		"--kubelet-port", strconv.Itoa(kubeletPort), "--healthz-port", strconv.Itoa(freePort(t)), "--cni-bridge", bridge}
-	out, err = run("hack/join-node.sh", nodeArgs...)
+		"--kubelet-port", strconv.Itoa(kubeletPort), "--healthz-port", strconv.Itoa(e2eutil.MustFreePort(t)), "--cni-bridge", bridge}
+	out, err = e2eutil.Run("hack/join-node.sh", nodeArgs...)
 	if err != nil {
 		t.Fatalf("join-node.sh: %v", err)
 	}
@@ -242,11 +240,7 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		}
 	})
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "etc/kube-lite/pki/admin.kubeconfig"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := e2eutil.Clientset(filepath.Join(root, "etc/kube-lite/pki/admin.kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +280,8 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got *corev1.Pod
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := e2eutil.Eventually(ctx, "pod hello finished", func(ctx context.Context) (bool, error) {
+			var err error
 			got, err = cs.CoreV1().Pods("default").Get(ctx, "hello", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -294,7 +289,7 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 			return got.Status.Phase == corev1.PodSucceeded || got.Status.Phase == corev1.PodFailed, nil
 		})
 		if err != nil {
-			t.Fatalf("pod hello did not finish: %v (status %+v)", err, got.Status)
+			t.Fatalf("%v (status %+v)", err, got.Status)
 		}
 		if got.Status.Phase != corev1.PodSucceeded || got.Spec.NodeName != nodeName {
 			t.Fatalf("pod hello: phase %s on node %q, want Succeeded on %s", got.Status.Phase, got.Spec.NodeName, nodeName)
@@ -323,7 +318,7 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 			name string
 			args []string
 		}{{"hack/install-control-plane.sh", cpArgs}, {"hack/join-node.sh", nodeArgs}} {
-			out, err := run(script.name, script.args...)
+			out, err := e2eutil.Run(script.name, script.args...)
 			if err != nil {
 				t.Fatalf("%s again: %v", script.name, err)
 			}
