@@ -808,16 +808,22 @@ func (s *Server) selfSubjectReview(w http.ResponseWriter, r *http.Request) {
 	}
 	review.APIVersion, review.Kind = "authentication.k8s.io/v1", "SelfSubjectReview"
 	if u, ok := request.UserFrom(r.Context()); ok {
-		ui := authnv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
-		if len(u.Extra) > 0 {
-			ui.Extra = map[string]authnv1.ExtraValue{}
-			for k, v := range u.Extra {
-				ui.Extra[k] = v
-			}
-		}
-		review.Status.UserInfo = ui
+		review.Status.UserInfo = userInfo(u, u.Groups)
 	}
 	writeCreated(w, &review)
+}
+
+// userInfo is u as the authentication API shows it, with groups given
+// apart because a TokenReview adds system:authenticated to them.
+func userInfo(u *request.User, groups []string) authnv1.UserInfo {
+	ui := authnv1.UserInfo{Username: u.Name, UID: u.UID, Groups: groups}
+	if len(u.Extra) > 0 {
+		ui.Extra = map[string]authnv1.ExtraValue{}
+		for k, v := range u.Extra {
+			ui.Extra[k] = v
+		}
+	}
+	return ui
 }
 
 // tokenReview tells a caller allowed to create tokenreviews (a webhook, an
@@ -845,14 +851,7 @@ func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request) {
 			if !slices.Contains(groups, authn.AllAuthenticated) {
 				groups = append(groups, authn.AllAuthenticated)
 			}
-			ui := authnv1.UserInfo{Username: u.Name, UID: u.UID, Groups: groups}
-			if len(u.Extra) > 0 {
-				ui.Extra = map[string]authnv1.ExtraValue{}
-				for k, v := range u.Extra {
-					ui.Extra[k] = v
-				}
-			}
-			review.Status = authnv1.TokenReviewStatus{Authenticated: true, User: ui, Audiences: s.security.audiences}
+			review.Status = authnv1.TokenReviewStatus{Authenticated: true, User: userInfo(u, groups), Audiences: s.security.audiences}
 			break
 		}
 		if err != nil {
