@@ -16,12 +16,13 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
 
 // Options are delete's flags.
 type Options struct {
-	Filenames      resource.FilenameOptions
-	LabelSelector  string
+	// Flags pick the objects to act on.
+	selection.Flags
 	FieldSelector  string
 	All            bool
 	AllNamespaces  bool
@@ -47,9 +48,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to delete")
-	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
-	fl.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector")
+	o.AddFlags(cmd, "Files identifying the resources to delete", true)
 	fl.StringVar(&o.FieldSelector, "field-selector", "", "Field selector")
 	fl.BoolVar(&o.All, "all", false, "Delete all resources of the given types in the namespace")
 	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Delete across all namespaces")
@@ -91,19 +90,14 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if o.Force && o.GracePeriod == 0 {
 		fmt.Fprintln(o.streams.ErrOut, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.")
 	}
-	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
+	if len(args) == 0 && o.NoFiles() {
 		return fmt.Errorf("you must provide one or more resources by argument or filename")
 	}
-	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	b, _, err := o.Builder(f)
 	if err != nil {
 		return err
 	}
-	r := f.NewBuilder().
-		Unstructured().
-		ContinueOnError().
-		NamespaceParam(ns).DefaultNamespace().AllNamespaces(o.AllNamespaces).
-		FilenameParam(enforce, &o.Filenames).
-		LabelSelectorParam(o.LabelSelector).
+	r := b.AllNamespaces(o.AllNamespaces).
 		FieldSelectorParam(o.FieldSelector).
 		SelectAllParam(o.All).
 		ResourceTypeOrNameArgs(false, args...).

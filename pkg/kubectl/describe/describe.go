@@ -13,12 +13,14 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	kdescribe "k8s.io/kubectl/pkg/describe"
+
+	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
 
 // Options are describe's flags.
 type Options struct {
-	Filenames     resource.FilenameOptions
-	LabelSelector string
+	// Flags pick the objects to act on.
+	selection.Flags
 	AllNamespaces bool
 	ShowEvents    bool
 
@@ -36,9 +38,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to describe")
-	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
-	fl.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector")
+	o.AddFlags(cmd, "Files identifying the resources to describe", true)
 	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Describe across all namespaces")
 	fl.BoolVar(&o.ShowEvents, "show-events", true, "Show the events related to the object")
 	return cmd
@@ -47,19 +47,14 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 // Run describes each selected object; a single name that is not found is
 // also tried as a prefix, as kubectl does.
 func (o *Options) Run(_ context.Context, f cmdutil.Factory, args []string) error {
-	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
+	if len(args) == 0 && o.NoFiles() {
 		return fmt.Errorf("you must specify the type of resource to describe. Use \"kubectl-lite api-resources\" for a complete list of supported resources")
 	}
-	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	b, ns, err := o.Builder(f)
 	if err != nil {
 		return err
 	}
-	r := f.NewBuilder().
-		Unstructured().
-		ContinueOnError().
-		NamespaceParam(ns).DefaultNamespace().AllNamespaces(o.AllNamespaces).
-		FilenameParam(enforce, &o.Filenames).
-		LabelSelectorParam(o.LabelSelector).
+	r := b.AllNamespaces(o.AllNamespaces).
 		ResourceTypeOrNameArgs(true, args...).
 		Flatten().
 		Do()

@@ -15,15 +15,17 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/dynamic"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
 
 // Options are scale's flags.
 type Options struct {
+	// Flags pick the objects to act on.
+	selection.Flags
 	Replicas        int
 	CurrentReplicas int
 	ResourceVersion string
-	Filenames       resource.FilenameOptions
-	LabelSelector   string
 	All             bool
 
 	streams genericiooptions.IOStreams
@@ -43,8 +45,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.IntVar(&o.Replicas, "replicas", -1, "The new desired number of replicas (required)")
 	fl.IntVar(&o.CurrentReplicas, "current-replicas", -1, "Only scale if the current size is this")
 	fl.StringVar(&o.ResourceVersion, "resource-version", "", "Only scale if the resource version matches")
-	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to scale")
-	fl.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector")
+	o.AddFlags(cmd, "Files identifying the resources to scale", false)
 	fl.BoolVar(&o.All, "all", false, "Scale all resources of the given types in the namespace")
 	return cmd
 }
@@ -54,16 +55,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if o.Replicas < 0 {
 		return fmt.Errorf("the --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0")
 	}
-	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	b, _, err := o.Builder(f)
 	if err != nil {
 		return err
 	}
-	infos, err := f.NewBuilder().
-		Unstructured().
-		ContinueOnError().
-		NamespaceParam(ns).DefaultNamespace().
-		FilenameParam(enforce, &o.Filenames).
-		LabelSelectorParam(o.LabelSelector).
+	infos, err := b.
 		SelectAllParam(o.All).
 		ResourceTypeOrNameArgs(o.All, args...).
 		Flatten().

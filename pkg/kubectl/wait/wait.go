@@ -10,19 +10,19 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/resource"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
 
 // Options are wait's flags.
 type Options struct {
-	For           string
-	Timeout       time.Duration
-	Filenames     resource.FilenameOptions
-	LabelSelector string
-	All           bool
+	// Flags pick the objects to act on.
+	selection.Flags
+	For     string
+	Timeout time.Duration
+	All     bool
 
 	streams genericiooptions.IOStreams
 }
@@ -40,8 +40,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl := cmd.Flags()
 	fl.StringVar(&o.For, "for", "", "delete, or condition=NAME[=VALUE] (VALUE defaults to True)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "How long to wait; 0 checks once, negative waits a week")
-	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources")
-	fl.StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector")
+	o.AddFlags(cmd, "Files identifying the resources", false)
 	fl.BoolVar(&o.All, "all", false, "All resources of the given types in the namespace")
 	return cmd
 }
@@ -98,18 +97,13 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
-	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	b, _, err := o.Builder(f)
 	if err != nil {
 		return err
 	}
 	// For --for=delete named objects are not fetched: one already gone
 	// meets the condition, and the watch below sees that.
-	infos, err := f.NewBuilder().
-		Unstructured().
-		ContinueOnError().
-		NamespaceParam(ns).DefaultNamespace().
-		FilenameParam(enforce, &o.Filenames).
-		LabelSelectorParam(o.LabelSelector).
+	infos, err := b.
 		SelectAllParam(o.All).
 		ResourceTypeOrNameArgs(true, args...).
 		RequireObject(!cond.Delete).
