@@ -4,7 +4,6 @@ package configmap
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -49,7 +48,7 @@ func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("configmap", obj)
 	}
 	return Validate(cm)
 }
@@ -58,22 +57,12 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	cm, ok1 := obj.(*corev1.ConfigMap)
 	oldCM, ok2 := old.(*corev1.ConfigMap)
 	if !ok1 || !ok2 {
-		return wrongType(obj)
+		return registry.WrongType("configmap", obj)
 	}
-	errs := Validate(cm)
-	if oldCM.Immutable != nil && *oldCM.Immutable {
-		const msg = "field is immutable when `immutable` is set"
-		if cm.Immutable == nil || !*cm.Immutable {
-			errs = append(errs, field.Forbidden(field.NewPath("immutable"), msg))
-		}
-		if !apiequality.Semantic.DeepEqual(cm.Data, oldCM.Data) {
-			errs = append(errs, field.Forbidden(field.NewPath("data"), msg))
-		}
-		if !apiequality.Semantic.DeepEqual(cm.BinaryData, oldCM.BinaryData) {
-			errs = append(errs, field.Forbidden(field.NewPath("binaryData"), msg))
-		}
-	}
-	return errs
+	return append(Validate(cm), validation.FrozenData(cm.Immutable, oldCM.Immutable,
+		validation.DataChange{Field: "data", Changed: !apiequality.Semantic.DeepEqual(cm.Data, oldCM.Data)},
+		validation.DataChange{Field: "binaryData", Changed: !apiequality.Semantic.DeepEqual(cm.BinaryData, oldCM.BinaryData)},
+	)...)
 }
 
 // Validate checks keys, that no key is in both maps, and the total size.
@@ -96,8 +85,4 @@ func Validate(cm *corev1.ConfigMap) field.ErrorList {
 		errs = append(errs, field.TooLong(field.NewPath(""), "", validation.MaxDataSize))
 	}
 	return errs
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("configmap strategy: unexpected object %T", obj))}
 }

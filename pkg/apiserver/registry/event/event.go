@@ -72,7 +72,7 @@ func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	e, ok := obj.(*corev1.Event)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("event", obj)
 	}
 	return Validate(e)
 }
@@ -80,7 +80,7 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	e, ok := obj.(*corev1.Event)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("event", obj)
 	}
 	return Validate(e)
 }
@@ -140,10 +140,6 @@ func requiredWithin(v string, limit int, fldPath *field.Path) field.ErrorList {
 		return field.ErrorList{field.Invalid(fldPath, "", fmt.Sprintf("can have at most %v characters", limit))}
 	}
 	return nil
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("event strategy: unexpected object %T", obj))}
 }
 
 // table has upstream's event columns; unlike other tables NAME comes last

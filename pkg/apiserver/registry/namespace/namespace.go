@@ -99,7 +99,7 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	ns, ok := obj.(*corev1.Namespace)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("namespace", obj)
 	}
 	return Validate(ns)
 }
@@ -131,7 +131,7 @@ func nameLabel(ns *corev1.Namespace) {
 func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	ns, ok := obj.(*corev1.Namespace)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("namespace", obj)
 	}
 	return Validate(ns)
 }
@@ -179,7 +179,7 @@ func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Objec
 func (statusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	ns, ok := obj.(*corev1.Namespace)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("namespace", obj)
 	}
 	phase := field.NewPath("status", "phase")
 	if ns.DeletionTimestamp == nil {
@@ -213,7 +213,7 @@ func (finalizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 func (finalizeStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	ns, ok := obj.(*corev1.Namespace)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("namespace", obj)
 	}
 	var errs field.ErrorList
 	fp := field.NewPath("spec", "finalizers")
@@ -221,8 +221,4 @@ func (finalizeStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object)
 		errs = append(errs, finalizerName(string(f), fp.Index(i))...)
 	}
 	return errs
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("namespace strategy: unexpected object %T", obj))}
 }

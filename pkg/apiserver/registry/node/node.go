@@ -84,7 +84,7 @@ func (strategy) PrepareForCreate(context.Context, runtime.Object) {}
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("node", obj)
 	}
 	return Validate(n)
 }
@@ -101,7 +101,7 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	n, ok1 := obj.(*corev1.Node)
 	o, ok2 := old.(*corev1.Node)
 	if !ok1 || !ok2 {
-		return wrongType(obj)
+		return registry.WrongType("node", obj)
 	}
 	return ValidateUpdate(n, o)
 }
@@ -120,7 +120,7 @@ func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object)
 	n, ok1 := obj.(*corev1.Node)
 	o, ok2 := old.(*corev1.Node)
 	if !ok1 || !ok2 {
-		return wrongType(obj)
+		return registry.WrongType("node", obj)
 	}
 	return ValidateUpdate(n, o)
 }
@@ -217,10 +217,6 @@ func taints(ts []corev1.Taint, fldPath *field.Path) field.ErrorList {
 		seen[key] = true
 	}
 	return errs
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("node strategy: unexpected object %T", obj))}
 }
 
 const (

@@ -5,7 +5,6 @@ package pod
 
 import (
 	"context"
-	"fmt"
 	"net"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	regvalidation "github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
@@ -61,7 +61,7 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("pod", obj)
 	}
 	return regvalidation.PodSpec(&pod.Spec, field.NewPath("spec"))
 }
@@ -94,7 +94,7 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	pod, ok1 := obj.(*corev1.Pod)
 	oldPod, ok2 := old.(*corev1.Pod)
 	if !ok1 || !ok2 {
-		return wrongType(obj)
+		return registry.WrongType("pod", obj)
 	}
 	return ValidateUpdate(pod, oldPod)
 }
@@ -210,7 +210,7 @@ func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object)
 	pod, ok1 := obj.(*corev1.Pod)
 	oldPod, ok2 := old.(*corev1.Pod)
 	if !ok1 || !ok2 {
-		return wrongType(obj)
+		return registry.WrongType("pod", obj)
 	}
 	return ValidateStatusUpdate(pod, oldPod)
 }
@@ -391,8 +391,4 @@ func add(list corev1.ResourceList, name corev1.ResourceName, q resource.Quantity
 	sum := list[name]
 	sum.Add(q)
 	list[name] = sum
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("pod strategy: unexpected object %T", obj))}
 }

@@ -88,7 +88,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	q, ok := obj.(*corev1.ResourceQuota)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("resourcequota", obj)
 	}
 	return Validate(q)
 }
@@ -163,11 +163,7 @@ func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Objec
 func (statusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	q, ok := obj.(*corev1.ResourceQuota)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("resourcequota", obj)
 	}
 	return statusQuantities(q)
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("resourcequota strategy: unexpected object %T", obj))}
 }

@@ -87,7 +87,7 @@ func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	s, ok := obj.(*corev1.Secret)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("secret", obj)
 	}
 	return Validate(s)
 }
@@ -96,20 +96,13 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	s, ok1 := obj.(*corev1.Secret)
 	oldS, ok2 := old.(*corev1.Secret)
 	if !ok1 || !ok2 {
-		return wrongType(obj)
+		return registry.WrongType("secret", obj)
 	}
 	errs := Validate(s)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(s.Type, oldS.Type, field.NewPath("type"))...)
-	if oldS.Immutable != nil && *oldS.Immutable {
-		const msg = "field is immutable when `immutable` is set"
-		if s.Immutable == nil || !*s.Immutable {
-			errs = append(errs, field.Forbidden(field.NewPath("immutable"), msg))
-		}
-		if !apiequality.Semantic.DeepEqual(s.Data, oldS.Data) {
-			errs = append(errs, field.Forbidden(field.NewPath("data"), msg))
-		}
-	}
-	return errs
+	return append(errs, validation.FrozenData(s.Immutable, oldS.Immutable,
+		validation.DataChange{Field: "data", Changed: !apiequality.Semantic.DeepEqual(s.Data, oldS.Data)},
+	)...)
 }
 
 // Validate checks keys, size and the keys each well-known type requires.
@@ -162,8 +155,4 @@ func Validate(s *corev1.Secret) field.ErrorList {
 		require(corev1.TLSPrivateKeyKey)
 	}
 	return errs
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("secret strategy: unexpected object %T", obj))}
 }

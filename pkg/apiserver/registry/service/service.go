@@ -157,7 +157,7 @@ func normalizeClusterIPs(s *corev1.Service) {
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	s, ok := obj.(*corev1.Service)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("service", obj)
 	}
 	return Validate(s)
 }
@@ -213,7 +213,7 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	s, ok1 := obj.(*corev1.Service)
 	o, ok2 := old.(*corev1.Service)
 	if !ok1 || !ok2 {
-		return wrongType(obj)
+		return registry.WrongType("service", obj)
 	}
 	errs := Validate(s)
 	if s.Spec.Type != corev1.ServiceTypeExternalName && o.Spec.Type != corev1.ServiceTypeExternalName &&
@@ -237,7 +237,7 @@ func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Objec
 func (statusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	s, ok := obj.(*corev1.Service)
 	if !ok {
-		return wrongType(obj)
+		return registry.WrongType("service", obj)
 	}
 	var errs field.ErrorList
 	ingPath := field.NewPath("status", "loadBalancer", "ingress")
@@ -247,8 +247,4 @@ func (statusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) f
 		}
 	}
 	return errs
-}
-
-func wrongType(obj runtime.Object) field.ErrorList {
-	return field.ErrorList{field.InternalError(nil, fmt.Errorf("service strategy: unexpected object %T", obj))}
 }

@@ -61,6 +61,33 @@ func DataKeys[V any](data map[string]V, fldPath *field.Path) field.ErrorList {
 	return errs
 }
 
+// DataChange is one data map of a ConfigMap or Secret update: its field
+// name and whether it differs from the stored object.
+type DataChange struct {
+	Field   string
+	Changed bool
+}
+
+// FrozenData enforces `immutable: true` on a ConfigMap or Secret: once the
+// stored object is immutable it stays so, and none of its data maps may
+// change. Upstream's rule; kubelets rely on it to stop watching such objects.
+func FrozenData(immutable, oldImmutable *bool, maps ...DataChange) field.ErrorList {
+	if oldImmutable == nil || !*oldImmutable {
+		return nil
+	}
+	const msg = "field is immutable when `immutable` is set"
+	var errs field.ErrorList
+	if immutable == nil || !*immutable {
+		errs = append(errs, field.Forbidden(field.NewPath("immutable"), msg))
+	}
+	for _, m := range maps {
+		if m.Changed {
+			errs = append(errs, field.Forbidden(field.NewPath(m.Field), msg))
+		}
+	}
+	return errs
+}
+
 // messages turns the []string answers of the apimachinery predicates into
 // Invalid errors on fldPath.
 func messages(fldPath *field.Path, value interface{}, msgs []string) field.ErrorList {
