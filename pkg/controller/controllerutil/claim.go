@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Patcher sends a merge patch to one kind of object (pods, replicasets)
@@ -100,4 +102,28 @@ func sendOwnerPatch[T metav1.Object](ctx context.Context, o T, refs []metav1.Own
 		return o, fmt.Errorf("patch owners of %s/%s: %w", o.GetNamespace(), o.GetName(), err)
 	}
 	return updated, nil
+}
+
+// CanAdopt is Claim's canAdopt for an owner of the given kind ("job",
+// "replicaset"), read back through get (a typed client's Get): adoption is
+// refused when the owner is gone, was replaced by another object of the same
+// name, or is being deleted.
+func CanAdopt[T metav1.Object](kind string, owner metav1.Object, get func(context.Context, string, metav1.GetOptions) (T, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		fresh, err := get(ctx, owner.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if fresh.GetUID() != owner.GetUID() || fresh.GetDeletionTimestamp() != nil {
+			return fmt.Errorf("%s %s/%s is gone or being deleted", kind, owner.GetNamespace(), owner.GetName())
+		}
+		return nil
+	}
+}
+
+// PodPatcher sends Claim's merge patches to pods.
+func PodPatcher(client kubernetes.Interface) Patcher[*corev1.Pod] {
+	return func(ctx context.Context, ns, name string, b []byte) (*corev1.Pod, error) {
+		return client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{})
+	}
 }

@@ -1,6 +1,7 @@
 package controllerutil
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -96,6 +98,33 @@ func TestParallel(t *testing.T) {
 			}
 			if (first != nil) != (tt.wantFailed > 0) || (first != nil && !errors.Is(first, boom)) {
 				t.Errorf("first = %v", first)
+			}
+		})
+	}
+}
+
+func TestCanAdopt(t *testing.T) {
+	owner := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "o", UID: "u1"}}
+	now := metav1.Now()
+	tests := []struct {
+		name    string
+		stored  *corev1.Pod
+		wantErr bool
+	}{
+		{name: "same owner", stored: owner.DeepCopy()},
+		{name: "gone", wantErr: true},
+		{name: "replaced", stored: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "o", UID: "u2"}}, wantErr: true},
+		{name: "being deleted", stored: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "o", UID: "u1", DeletionTimestamp: &now, Finalizers: []string{"f"}}}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := fake.NewClientset()
+			if tt.stored != nil {
+				client = fake.NewClientset(tt.stored)
+			}
+			err := CanAdopt("pod", owner, client.CoreV1().Pods("ns").Get)(context.Background())
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}
 		})
 	}

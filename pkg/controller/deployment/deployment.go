@@ -201,18 +201,8 @@ func (c *Controller) claimReplicaSets(ctx context.Context, d *appsv1.Deployment,
 	patch := func(ctx context.Context, ns, name string, b []byte) (*appsv1.ReplicaSet, error) {
 		return c.client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{})
 	}
-	canAdopt := func(ctx context.Context) error {
-		fresh, err := c.client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if fresh.UID != d.UID || fresh.DeletionTimestamp != nil {
-			return fmt.Errorf("deployment %s/%s is gone or being deleted", d.Namespace, d.Name)
-		}
-		return nil
-	}
 	ref := controllerutil.NewControllerRef(d, deploymentKind.GroupVersion().String(), deploymentKind.Kind)
-	owned, err := controllerutil.Claim(ctx, d, ref, sel, all, patch, canAdopt)
+	owned, err := controllerutil.Claim(ctx, d, ref, sel, all, patch, controllerutil.CanAdopt("deployment", d, c.client.AppsV1().Deployments(d.Namespace).Get))
 	out := make([]*appsv1.ReplicaSet, 0, len(owned))
 	for _, rs := range owned {
 		out = append(out, rs.DeepCopy())

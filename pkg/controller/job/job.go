@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -214,20 +213,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	patch := func(ctx context.Context, ns, name string, b []byte) (*corev1.Pod, error) {
-		return c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{})
-	}
-	canAdopt := func(ctx context.Context) error {
-		fresh, err := c.client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if fresh.UID != job.UID || fresh.DeletionTimestamp != nil {
-			return fmt.Errorf("job %s is gone or being deleted", key)
-		}
-		return nil
-	}
-	pods, err := controllerutil.Claim(ctx, job, controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, all, patch, canAdopt)
+	pods, err := controllerutil.Claim(ctx, job, controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, all,
+		controllerutil.PodPatcher(c.client), controllerutil.CanAdopt("job", job, c.client.BatchV1().Jobs(ns).Get))
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -221,20 +220,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		candidates = append(candidates, p)
 	}
-	patch := func(ctx context.Context, ns, name string, b []byte) (*corev1.Pod, error) {
-		return c.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{})
-	}
-	canAdopt := func(ctx context.Context) error {
-		fresh, err := c.client.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if fresh.UID != rs.UID || fresh.DeletionTimestamp != nil {
-			return fmt.Errorf("replicaset %s is gone or being deleted", key)
-		}
-		return nil
-	}
-	owned, claimErr := controllerutil.Claim(ctx, rs, controllerutil.NewControllerRef(rs, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, candidates, patch, canAdopt)
+	owned, claimErr := controllerutil.Claim(ctx, rs, controllerutil.NewControllerRef(rs, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, candidates,
+		controllerutil.PodPatcher(c.client), controllerutil.CanAdopt("replicaset", rs, c.client.AppsV1().ReplicaSets(ns).Get))
 	var active []*corev1.Pod
 	for _, p := range owned {
 		if controllerutil.IsPodActive(p) {
