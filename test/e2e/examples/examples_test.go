@@ -8,7 +8,6 @@ package examples
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -17,15 +16,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 const (
@@ -40,8 +38,6 @@ const (
 
 var fixedPorts = []int{10248, 10250, 10257, 10259}
 
-func repoRoot() string { return filepath.Join("..", "..", "..") }
-
 // cluster is one hack/up.sh cluster in its own KUBE_LITE_DIR.
 type cluster struct {
 	dir    string
@@ -51,14 +47,7 @@ type cluster struct {
 }
 
 func (c *cluster) run(name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = repoRoot()
-	cmd.Env = append(os.Environ(), c.env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
+	return e2eutil.RunWithEnv(c.env, name, args...)
 }
 
 func (c *cluster) kubectl(args ...string) (string, error) {
@@ -69,22 +58,8 @@ func (c *cluster) logTails(t *testing.T) {
 	logs, _ := filepath.Glob(filepath.Join(c.dir, "logs", "*.log"))
 	for _, l := range logs {
 		b, _ := os.ReadFile(l)
-		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-		if len(lines) > 30 {
-			lines = lines[len(lines)-30:]
-		}
-		t.Logf("---- %s (last 30 lines) ----\n%s", filepath.Base(l), strings.Join(lines, "\n"))
+		t.Logf("---- %s (last 30 lines) ----\n%s", filepath.Base(l), e2eutil.LastLines(string(b), 30))
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func portBusy(port int) bool {
@@ -129,10 +104,10 @@ func startCluster(t *testing.T) *cluster {
 		if out, err := c.run("hack/down.sh"); err != nil {
 			t.Errorf("hack/down.sh: %v\n%s", err, out)
 		}
-		if left := leftovers(dir); len(left) > 0 {
+		if left := e2eutil.Leftovers(dir); len(left) > 0 {
 			t.Errorf("after hack/down.sh, still on the host:\n%s", strings.Join(left, "\n"))
 		}
-		if rules := natRulesFor(cidrPrefix); len(rules) > 0 {
+		if rules := e2eutil.NATRulesFor(cidrPrefix); len(rules) > 0 {
 			t.Errorf("after hack/down.sh, NAT rules for %s are left:\n%s", clusterCIDR, strings.Join(rules, "\n"))
 		}
 		if exec.Command("ip", "link", "show", bridge).Run() == nil {
@@ -142,14 +117,14 @@ func startCluster(t *testing.T) *cluster {
 			os.RemoveAll(dir)
 		}
 	})
-	c.env = []string{"KUBE_LITE_DIR=" + dir, "KUBE_LITE_PORT=" + strconv.Itoa(freePort(t)),
+	c.env = []string{"KUBE_LITE_DIR=" + dir, "KUBE_LITE_PORT=" + strconv.Itoa(e2eutil.MustFreePort(t)),
 		"KUBE_LITE_NODE=" + nodeName, "KUBE_LITE_CLUSTER_CIDR=" + clusterCIDR, "BIN=" + c.binDir}
 	if out, err := c.run("hack/containerd.sh", "install"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if out, err := c.run("go", "build", "-o", c.binDir+"/", "./cmd/kube-lite-apiserver", "./cmd/kube-lite-scheduler",
+	if err := e2eutil.BuildBinaries(c.binDir, "./cmd/kube-lite-apiserver", "./cmd/kube-lite-scheduler",
 		"./cmd/kube-lite-controller-manager", "./cmd/kube-lite-kubelet", "./cmd/kube-lite-pki", "./cmd/kubectl-lite"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatal(err)
 	}
 
 	started = true
@@ -160,68 +135,10 @@ func startCluster(t *testing.T) *cluster {
 	t.Logf("hack/up.sh:\n%s", out)
 	kubeconfig := filepath.Join(dir, "pki", "admin.kubeconfig")
 	c.env = append(c.env, "KUBECONFIG="+kubeconfig)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+	if c.cs, err = e2eutil.Clientset(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// leftovers lists processes with dir in their command line and mounts under dir.
-func leftovers(dir string) []string {
-	var left []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		if cmdline := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmdline, dir+"/") {
-			left = append(left, "process "+filepath.Base(filepath.Dir(p))+": "+cmdline)
-		}
-	}
-	mounts, _ := os.ReadFile("/proc/self/mounts")
-	for _, line := range strings.Split(string(mounts), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
-			left = append(left, "mount "+f[1])
-		}
-	}
-	return left
-}
-
-func natRulesFor(prefix string) []string {
-	out, err := exec.Command("iptables-save", "-t", "nat").Output()
-	if err != nil {
-		return nil
-	}
-	var rules []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, prefix) {
-			rules = append(rules, line)
-		}
-	}
-	return rules
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// eventually polls cond until it holds; the long ceiling only bounds a
-// broken cluster, it asserts nothing about speed.
-func eventually(ctx context.Context, what string, cond func(ctx context.Context) (bool, error)) error {
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, cond); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
 }
 
 func TestExamples(t *testing.T) {
@@ -239,9 +156,9 @@ func TestExamples(t *testing.T) {
 			file:    "examples/pod.yaml",
 			created: []string{"pod/testapp created"},
 			check: func(t *testing.T) {
-				err := eventually(ctx, "pod testapp Running and Ready", func(ctx context.Context) (bool, error) {
+				err := e2eutil.Eventually(ctx, "pod testapp Running and Ready", func(ctx context.Context) (bool, error) {
 					p, err := pods.Get(ctx, "testapp", metav1.GetOptions{})
-					return err == nil && p.Status.Phase == corev1.PodRunning && podReady(p), nil
+					return err == nil && p.Status.Phase == corev1.PodRunning && e2eutil.PodReady(p), nil
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -257,7 +174,7 @@ func TestExamples(t *testing.T) {
 			created: []string{"deployment.apps/testapp created"},
 			check: func(t *testing.T) {
 				var d *appsv1.Deployment
-				err := eventually(ctx, "deployment testapp 3/3 available", func(ctx context.Context) (bool, error) {
+				err := e2eutil.Eventually(ctx, "deployment testapp 3/3 available", func(ctx context.Context) (bool, error) {
 					var err error
 					d, err = c.cs.AppsV1().Deployments("default").Get(ctx, "testapp", metav1.GetOptions{})
 					return err == nil && d.Status.AvailableReplicas == 3 && d.Status.ReadyReplicas == 3, nil
@@ -275,7 +192,7 @@ func TestExamples(t *testing.T) {
 					if rp := p.Spec.Containers[0].ReadinessProbe; rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/readyz" {
 						t.Errorf("pod %s has readiness probe %+v, want GET /readyz", p.Name, rp)
 					}
-					if podReady(p) && p.DeletionTimestamp == nil {
+					if e2eutil.PodReady(p) && p.DeletionTimestamp == nil {
 						ready++
 					}
 				}
@@ -293,7 +210,7 @@ func TestExamples(t *testing.T) {
 			created: []string{"job.batch/sum created"},
 			check: func(t *testing.T) {
 				var j *batchv1.Job
-				err := eventually(ctx, "job sum Complete", func(ctx context.Context) (bool, error) {
+				err := e2eutil.Eventually(ctx, "job sum Complete", func(ctx context.Context) (bool, error) {
 					var err error
 					j, err = c.cs.BatchV1().Jobs("default").Get(ctx, "sum", metav1.GetOptions{})
 					if err != nil {
@@ -328,9 +245,9 @@ func TestExamples(t *testing.T) {
 			file:    "examples/volumes.yaml",
 			created: []string{"configmap/volumes-config created", "secret/volumes-secret created", "pod/volumes created"},
 			check: func(t *testing.T) {
-				err := eventually(ctx, "pod volumes Ready", func(ctx context.Context) (bool, error) {
+				err := e2eutil.Eventually(ctx, "pod volumes Ready", func(ctx context.Context) (bool, error) {
 					p, err := pods.Get(ctx, "volumes", metav1.GetOptions{})
-					return err == nil && podReady(p), nil
+					return err == nil && e2eutil.PodReady(p), nil
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -340,7 +257,7 @@ func TestExamples(t *testing.T) {
 				var logErr error
 				// The container prints its three lines right after it starts;
 				// Ready can be seen a moment before the last one is written.
-				err = eventually(ctx, "volume contents in the log", func(context.Context) (bool, error) {
+				err = e2eutil.Eventually(ctx, "volume contents in the log", func(context.Context) (bool, error) {
 					out, logErr = c.kubectl("logs", "volumes")
 					return logErr == nil && out == want, nil
 				})
@@ -372,7 +289,7 @@ func TestExamples(t *testing.T) {
 				t.Errorf("kubectl-lite delete -f %s: %v\n%s", tt.file, err, out)
 			}
 		}
-		err := eventually(ctx, "no pods left", func(ctx context.Context) (bool, error) {
+		err := e2eutil.Eventually(ctx, "no pods left", func(ctx context.Context) (bool, error) {
 			list, err := pods.List(ctx, metav1.ListOptions{})
 			return err == nil && len(list.Items) == 0, nil
 		})
