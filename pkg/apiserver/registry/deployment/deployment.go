@@ -81,13 +81,11 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newD, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
 	newD.Status = oldD.Status
-	newD.Generation = oldD.Generation
 	// As upstream, annotations count too: the controller copies them onto the
 	// new replicaset, and `kubectl rollout status` waits for observedGeneration.
-	if !apiequality.Semantic.DeepEqual(newD.Spec, oldD.Spec) ||
-		!apiequality.Semantic.DeepEqual(newD.Annotations, oldD.Annotations) {
-		newD.Generation = oldD.Generation + 1
-	}
+	changed := !apiequality.Semantic.DeepEqual(newD.Spec, oldD.Spec) ||
+		!apiequality.Semantic.DeepEqual(newD.Annotations, oldD.Annotations)
+	newD.Generation = registry.NextGeneration(oldD.Generation, changed)
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -165,10 +165,7 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newJ, oldJ := obj.(*batchv1.Job), old.(*batchv1.Job)
 	newJ.Status = oldJ.Status
-	newJ.Generation = oldJ.Generation
-	if !apiequality.Semantic.DeepEqual(newJ.Spec, oldJ.Spec) {
-		newJ.Generation = oldJ.Generation + 1
-	}
+	newJ.Generation = registry.NextGeneration(oldJ.Generation, !apiequality.Semantic.DeepEqual(newJ.Spec, oldJ.Spec))
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -43,25 +43,12 @@ func (strategy) Default(obj runtime.Object) {
 	cfg := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
 	for i := range cfg.Webhooks {
 		h := &cfg.Webhooks[i]
-		if h.FailurePolicy == nil {
-			h.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
-		}
-		if h.MatchPolicy == nil {
-			h.MatchPolicy = ptr.To(admissionregistrationv1.Equivalent)
-		}
-		if h.NamespaceSelector == nil {
-			h.NamespaceSelector = &metav1.LabelSelector{}
-		}
-		if h.ObjectSelector == nil {
-			h.ObjectSelector = &metav1.LabelSelector{}
-		}
-		if h.TimeoutSeconds == nil {
-			h.TimeoutSeconds = ptr.To[int32](10)
-		}
+		v := asValidating(h)
+		vwc.DefaultWebhook(v)
+		setCommon(h, v)
 		if h.ReinvocationPolicy == nil {
 			h.ReinvocationPolicy = ptr.To(admissionregistrationv1.NeverReinvocationPolicy)
 		}
-		vwc.DefaultRulesAndClientConfig(h.Rules, &h.ClientConfig)
 	}
 }
 
@@ -76,10 +63,7 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newCfg := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
 	oldCfg := old.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	newCfg.Generation = oldCfg.Generation
-	if !apiequality.Semantic.DeepEqual(newCfg.Webhooks, oldCfg.Webhooks) {
-		newCfg.Generation = oldCfg.Generation + 1
-	}
+	newCfg.Generation = registry.NextGeneration(oldCfg.Generation, !apiequality.Semantic.DeepEqual(newCfg.Webhooks, oldCfg.Webhooks))
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
@@ -93,24 +77,45 @@ func validate(cfg *admissionregistrationv1.MutatingWebhookConfiguration) field.E
 	for i := range cfg.Webhooks {
 		h := &cfg.Webhooks[i]
 		p := hooksPath.Index(i)
-		// A mutating webhook is a validating one plus a reinvocation policy.
-		allErrs = append(allErrs, vwc.ValidateWebhook(&admissionregistrationv1.ValidatingWebhook{
-			Name:                    h.Name,
-			ClientConfig:            h.ClientConfig,
-			Rules:                   h.Rules,
-			FailurePolicy:           h.FailurePolicy,
-			MatchPolicy:             h.MatchPolicy,
-			NamespaceSelector:       h.NamespaceSelector,
-			ObjectSelector:          h.ObjectSelector,
-			SideEffects:             h.SideEffects,
-			TimeoutSeconds:          h.TimeoutSeconds,
-			AdmissionReviewVersions: h.AdmissionReviewVersions,
-			MatchConditions:         h.MatchConditions,
-		}, names, p)...)
+		allErrs = append(allErrs, vwc.ValidateWebhook(asValidating(h), names, p)...)
 		policies := []admissionregistrationv1.ReinvocationPolicyType{admissionregistrationv1.NeverReinvocationPolicy, admissionregistrationv1.IfNeededReinvocationPolicy}
 		if rp := h.ReinvocationPolicy; rp != nil && *rp != policies[0] && *rp != policies[1] {
 			allErrs = append(allErrs, field.NotSupported(p.Child("reinvocationPolicy"), *rp, policies))
 		}
 	}
 	return allErrs
+}
+
+// asValidating is h without its reinvocation policy: a mutating webhook is
+// a validating one plus that policy, so the two share their defaulting and
+// validation.
+func asValidating(h *admissionregistrationv1.MutatingWebhook) *admissionregistrationv1.ValidatingWebhook {
+	return &admissionregistrationv1.ValidatingWebhook{
+		Name:                    h.Name,
+		ClientConfig:            h.ClientConfig,
+		Rules:                   h.Rules,
+		FailurePolicy:           h.FailurePolicy,
+		MatchPolicy:             h.MatchPolicy,
+		NamespaceSelector:       h.NamespaceSelector,
+		ObjectSelector:          h.ObjectSelector,
+		SideEffects:             h.SideEffects,
+		TimeoutSeconds:          h.TimeoutSeconds,
+		AdmissionReviewVersions: h.AdmissionReviewVersions,
+		MatchConditions:         h.MatchConditions,
+	}
+}
+
+// setCommon takes back what defaulting set on asValidating's copy.
+func setCommon(h *admissionregistrationv1.MutatingWebhook, v *admissionregistrationv1.ValidatingWebhook) {
+	h.Name = v.Name
+	h.ClientConfig = v.ClientConfig
+	h.Rules = v.Rules
+	h.FailurePolicy = v.FailurePolicy
+	h.MatchPolicy = v.MatchPolicy
+	h.NamespaceSelector = v.NamespaceSelector
+	h.ObjectSelector = v.ObjectSelector
+	h.SideEffects = v.SideEffects
+	h.TimeoutSeconds = v.TimeoutSeconds
+	h.AdmissionReviewVersions = v.AdmissionReviewVersions
+	h.MatchConditions = v.MatchConditions
 }

@@ -84,10 +84,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 		p := *oldPod.Spec.PreemptionPolicy
 		pod.Spec.PreemptionPolicy = &p
 	}
-	pod.Generation = oldPod.Generation
-	if !apiequality.Semantic.DeepEqual(pod.Spec, oldPod.Spec) {
-		pod.Generation = oldPod.Generation + 1
-	}
+	pod.Generation = registry.NextGeneration(oldPod.Generation, !apiequality.Semantic.DeepEqual(pod.Spec, oldPod.Spec))
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -62,10 +62,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newRS.Status = oldRS.Status
 	// Controllers compare status.observedGeneration with generation to know
 	// whether they have acted on the latest spec, so only spec changes count.
-	newRS.Generation = oldRS.Generation
-	if !apiequality.Semantic.DeepEqual(newRS.Spec, oldRS.Spec) {
-		newRS.Generation = oldRS.Generation + 1
-	}
+	newRS.Generation = registry.NextGeneration(oldRS.Generation, !apiequality.Semantic.DeepEqual(newRS.Spec, oldRS.Spec))
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

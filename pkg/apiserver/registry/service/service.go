@@ -203,10 +203,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 			s.Spec.HealthCheckNodePort = o.Spec.HealthCheckNodePort
 		}
 	}
-	s.Generation = o.Generation
-	if !apiequality.Semantic.DeepEqual(s.Spec, o.Spec) {
-		s.Generation = o.Generation + 1
-	}
+	s.Generation = registry.NextGeneration(o.Generation, !apiequality.Semantic.DeepEqual(s.Spec, o.Spec))
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

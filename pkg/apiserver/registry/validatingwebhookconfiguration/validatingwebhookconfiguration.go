@@ -58,10 +58,7 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newCfg := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
 	oldCfg := old.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	newCfg.Generation = oldCfg.Generation
-	if !apiequality.Semantic.DeepEqual(newCfg.Webhooks, oldCfg.Webhooks) {
-		newCfg.Generation = oldCfg.Generation + 1
-	}
+	newCfg.Generation = registry.NextGeneration(oldCfg.Generation, !apiequality.Semantic.DeepEqual(newCfg.Webhooks, oldCfg.Webhooks))
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {

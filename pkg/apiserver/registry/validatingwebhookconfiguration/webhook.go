@@ -33,19 +33,13 @@ func DefaultWebhook(h *admissionregistrationv1.ValidatingWebhook) {
 	if h.TimeoutSeconds == nil {
 		h.TimeoutSeconds = ptr.To[int32](10)
 	}
-	DefaultRulesAndClientConfig(h.Rules, &h.ClientConfig)
-}
-
-// DefaultRulesAndClientConfig defaults the parts mutating and validating
-// webhooks have in common by value.
-func DefaultRulesAndClientConfig(rules []admissionregistrationv1.RuleWithOperations, cc *admissionregistrationv1.WebhookClientConfig) {
-	for i := range rules {
-		if rules[i].Scope == nil {
-			rules[i].Scope = ptr.To(admissionregistrationv1.AllScopes)
+	for i := range h.Rules {
+		if h.Rules[i].Scope == nil {
+			h.Rules[i].Scope = ptr.To(admissionregistrationv1.AllScopes)
 		}
 	}
-	if cc.Service != nil && cc.Service.Port == nil {
-		cc.Service.Port = ptr.To[int32](443)
+	if h.ClientConfig.Service != nil && h.ClientConfig.Service.Port == nil {
+		h.ClientConfig.Service.Port = ptr.To[int32](443)
 	}
 }
 
