@@ -10,7 +10,6 @@ package kubelet
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -27,7 +26,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 const nodeName = "e2e-node"
@@ -70,7 +70,6 @@ type cluster struct {
 	binDir      string
 	imageDir    string
 	ctrDir      string
-	serverURL   string
 	adminKC     string
 	nodeKC      string
 	kubeletPort int
@@ -101,18 +100,6 @@ func requireCluster(t *testing.T) {
 	}
 }
 
-func repoRoot() string { return filepath.Join("..", "..", "..") }
-
-func run(name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = repoRoot()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
 func setup(m *testing.M) (int, error) {
 	tmp, err := os.MkdirTemp("", "kubelet-e2e-")
 	if err != nil {
@@ -123,25 +110,25 @@ func setup(m *testing.M) (int, error) {
 	if err := pickNetwork(); err != nil {
 		return 0, err
 	}
-	if _, err := run("hack/containerd.sh", "install"); err != nil {
+	if _, err := e2eutil.Run("hack/containerd.sh", "install"); err != nil {
 		return 0, err
 	}
 	env.binDir = filepath.Join(tmp, "bin")
-	if _, err := run("go", "build", "-o", env.binDir+"/", "./cmd/kube-lite-apiserver", "./cmd/kube-lite-kubelet", "./cmd/kubectl-lite"); err != nil {
+	if err := e2eutil.BuildBinaries(env.binDir, "./cmd/kube-lite-apiserver", "./cmd/kube-lite-kubelet", "./cmd/kubectl-lite"); err != nil {
 		return 0, err
 	}
 	env.imageDir = filepath.Join(tmp, "images")
-	if _, err := run("hack/images.sh", env.imageDir); err != nil {
+	if _, err := e2eutil.Run("hack/images.sh", env.imageDir); err != nil {
 		return 0, err
 	}
 	env.ctrDir = filepath.Join(tmp, "containerd")
-	out, err := run("hack/containerd.sh", "start", env.ctrDir)
+	out, err := e2eutil.Run("hack/containerd.sh", "start", env.ctrDir)
 	if err != nil {
 		return 0, err
 	}
 	defer func() {
-		_, _ = run("hack/containerd.sh", "stop", env.ctrDir)
-		_, _ = run("ip", "link", "del", bridge)
+		_, _ = e2eutil.Run("hack/containerd.sh", "stop", env.ctrDir)
+		_, _ = e2eutil.Run("ip", "link", "del", bridge)
 	}()
 	sock := strings.TrimSpace(out)
 
@@ -151,7 +138,7 @@ func setup(m *testing.M) (int, error) {
 	}
 	defer stopAPI()
 
-	if env.kubeletPort, err = freePort(); err != nil {
+	if env.kubeletPort, err = e2eutil.FreePort(); err != nil {
 		return 0, err
 	}
 	env.kubeletLog = filepath.Join(tmp, "kubelet.log")
@@ -159,104 +146,44 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer stopKubelet()
-	if err := waitNodeReady(2 * time.Minute); err != nil {
+	if err := e2eutil.Eventually(context.Background(), "node "+nodeName+" Ready", nodeReady); err != nil {
 		log, _ := os.ReadFile(env.kubeletLog)
 		return 0, fmt.Errorf("%w\nkubelet log:\n%s", err, log)
 	}
 	code := m.Run()
 	if code != 0 {
 		log, _ := os.ReadFile(env.kubeletLog)
-		fmt.Fprintf(os.Stderr, "---- kubelet log (last 60 lines) ----\n%s\n", lastLines(string(log), 60))
+		fmt.Fprintf(os.Stderr, "---- kubelet log (last 60 lines) ----\n%s\n", e2eutil.LastLines(string(log), 60))
 	}
 	return code, nil
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 func startAPIServer(tmp string) (func(), error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	tokens := filepath.Join(tmp, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(
 		"admin-token,admin,admin-uid,\"system:masters\"\n"+
 			"node-token,system:node:"+nodeName+",node-uid,\"system:nodes\"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	certDir := filepath.Join(tmp, "certs")
-	logFile, err := os.Create(filepath.Join(tmp, "apiserver.log"))
+	srv, err := e2eutil.StartAPIServer(filepath.Join(env.binDir, "kube-lite-apiserver"), tmp,
+		"--data-dir="+filepath.Join(tmp, "etcd"), "--token-auth-file="+tokens)
 	if err != nil {
 		return nil, err
-	}
-	srv := exec.Command(filepath.Join(env.binDir, "kube-lite-apiserver"),
-		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
-		"--data-dir", filepath.Join(tmp, "etcd"), "--cert-dir", certDir, "--token-auth-file", tokens)
-	srv.Stdout, srv.Stderr = logFile, logFile
-	if err := srv.Start(); err != nil {
-		return nil, err
-	}
-	stop := func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		_ = srv.Wait()
-		logFile.Close()
-	}
-	env.serverURL = fmt.Sprintf("https://127.0.0.1:%d", port)
-	var ca []byte
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		ca, err = os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
-		if err == nil && ready(ca) {
-			break
-		}
-		if time.Now().After(deadline) {
-			stop()
-			log, _ := os.ReadFile(logFile.Name())
-			return nil, fmt.Errorf("apiserver not ready\n%s", log)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 	env.adminKC = filepath.Join(tmp, "admin.kubeconfig")
 	env.nodeKC = filepath.Join(tmp, "node.kubeconfig")
 	for path, token := range map[string]string{env.adminKC: "admin-token", env.nodeKC: "node-token"} {
-		if err := writeKubeconfig(path, ca, token); err != nil {
-			stop()
+		kc := e2eutil.TokenKubeconfig{Server: srv.URL, CAPEM: srv.CAPEM, Token: token, Context: "e2e"}
+		if err := kc.Write(path); err != nil {
+			srv.Stop()
 			return nil, err
 		}
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.adminKC)
-	if err != nil {
-		stop()
+	if env.cs, err = e2eutil.Clientset(env.adminKC); err != nil {
+		srv.Stop()
 		return nil, err
 	}
-	if env.cs, err = kubernetes.NewForConfig(cfg); err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
-}
-
-func writeKubeconfig(path string, ca []byte, token string) error {
-	cfg := clientcmdapiConfig(env.serverURL, ca, token)
-	return clientcmd.WriteToFile(*cfg, path)
-}
-
-func ready(ca []byte) bool {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	resp, err := c.Get(env.serverURL + "/readyz")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return srv.Stop, nil
 }
 
 func startKubelet(sock string) error {
@@ -303,29 +230,17 @@ func stopKubelet() {
 	_ = env.kubelet.Process.Kill()
 }
 
-func waitNodeReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		node, err := env.cs.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
-		if err == nil {
-			for _, c := range node.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					return nil
-				}
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("node %s not Ready within %s", nodeName, timeout)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func nodeReady(ctx context.Context) (bool, error) {
+	node, err := env.cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 	if err != nil {
-		return 0, err
+		return false, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // kubeletGet reads a path of the kubelet's HTTPS API.

@@ -21,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 const (
@@ -78,16 +80,16 @@ func waitPod(t *testing.T, ns, name, what string, cond func(*corev1.Pod) bool) *
 	return nil
 }
 
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func running(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }
+
+// testappProbe probes one of testapp's health paths every second; the
+// tests flip what the path answers and watch the kubelet react.
+func testappProbe(path string, failureThreshold int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: e2eutil.IntOrString(8080)}},
+		PeriodSeconds: 1, FailureThreshold: failureThreshold,
+	}
+}
 
 func simplePod(name, image string, command ...string) *corev1.Pod {
 	return &corev1.Pod{
@@ -124,7 +126,7 @@ func TestPodRunsWithAnIPInThePodCIDR(t *testing.T) {
 	pod := simplePod("web", testapp)
 	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
 	createPod(t, ns, pod)
-	p := waitPod(t, ns, "web", "Running and Ready", func(p *corev1.Pod) bool { return running(p) && isReady(p) })
+	p := waitPod(t, ns, "web", "Running and Ready", func(p *corev1.Pod) bool { return running(p) && e2eutil.PodReady(p) })
 	_, cidr, _ := net.ParseCIDR(podCIDR)
 	if ip := net.ParseIP(p.Status.PodIP); ip == nil || !cidr.Contains(ip) {
 		t.Fatalf("pod IP %q is not in %s", p.Status.PodIP, podCIDR)
@@ -281,12 +283,9 @@ func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
 	requireCluster(t)
 	ns := namespace(t)
 	pod := simplePod("live", testapp)
-	pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intOrString(8080)}},
-		PeriodSeconds: 1, FailureThreshold: 2,
-	}
+	pod.Spec.Containers[0].LivenessProbe = testappProbe("/healthz", 2)
 	createPod(t, ns, pod)
-	p := waitPod(t, ns, "live", "Running", func(p *corev1.Pod) bool { return running(p) && isReady(p) })
+	p := waitPod(t, ns, "live", "Running", func(p *corev1.Pod) bool { return running(p) && e2eutil.PodReady(p) })
 	first := p.Status.ContainerStatuses[0].ContainerID
 	if code, _, err := httpGet("http://" + net.JoinHostPort(p.Status.PodIP, "8080") + "/toggle-healthy"); err != nil || code != 200 {
 		t.Fatalf("toggle health: %d %v", code, err)
@@ -304,24 +303,21 @@ func TestReadinessProbeFlipsReady(t *testing.T) {
 	requireCluster(t)
 	ns := namespace(t)
 	pod := simplePod("ready", testapp)
-	pod.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intOrString(8080)}},
-		PeriodSeconds: 1, FailureThreshold: 1,
-	}
+	pod.Spec.Containers[0].ReadinessProbe = testappProbe("/readyz", 1)
 	createPod(t, ns, pod)
-	p := waitPod(t, ns, "ready", "Ready", isReady)
+	p := waitPod(t, ns, "ready", "Ready", e2eutil.PodReady)
 	toggle := "http://" + net.JoinHostPort(p.Status.PodIP, "8080") + "/toggle-ready"
 	if _, _, err := httpGet(toggle); err != nil {
 		t.Fatal(err)
 	}
-	p = waitPod(t, ns, "ready", "not Ready", func(p *corev1.Pod) bool { return !isReady(p) })
+	p = waitPod(t, ns, "ready", "not Ready", func(p *corev1.Pod) bool { return !e2eutil.PodReady(p) })
 	if !running(p) || p.Status.ContainerStatuses[0].RestartCount != 0 {
 		t.Fatalf("an unready pod must keep running unrestarted: %+v", p.Status)
 	}
 	if _, _, err := httpGet(toggle); err != nil {
 		t.Fatal(err)
 	}
-	waitPod(t, ns, "ready", "Ready again", isReady)
+	waitPod(t, ns, "ready", "Ready again", e2eutil.PodReady)
 }
 
 func TestGracefulDeletionHonoursSIGTERMAndKillsIgnorers(t *testing.T) {
