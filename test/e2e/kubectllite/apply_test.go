@@ -12,11 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-const deployV1 = `apiVersion: apps/v1
+// webDeployment is the manifest of deployment web with the given labels
+// and container environment entries, so that the versions a test applies
+// differ only where the test says.
+func webDeployment(labels string, envEntries ...string) string {
+	m := `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
-  labels: {app: web, tier: frontend}
+  labels: ` + labels + `
 spec:
   selector: {matchLabels: {app: web}}
   template:
@@ -26,31 +30,19 @@ spec:
       - name: app
         image: busybox
         env:
-        - {name: KEEP, value: "1"}
-        - {name: DROP, value: "2"}
 `
-
-// deployV2 drops the tier label and the DROP variable, and adds a label.
-const deployV2 = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels: {app: web, track: stable}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: app
-        image: busybox
-        env:
-        - {name: KEEP, value: "1"}
-`
+	for _, e := range envEntries {
+		m += "        - " + e + "\n"
+	}
+	return m
+}
 
 func TestApplyCreatesThenIsIdempotentThenRemovesDroppedFields(t *testing.T) {
 	ns := namespace(t)
 	dir := t.TempDir()
+	deployV1 := webDeployment("{app: web, tier: frontend}", `{name: KEEP, value: "1"}`, `{name: DROP, value: "2"}`)
+	// deployV2 drops the tier label and the DROP variable, and adds a label.
+	deployV2 := webDeployment("{app: web, track: stable}", `{name: KEEP, value: "1"}`)
 	f := writeFile(t, dir, "deploy.yaml", deployV1)
 
 	steps := []struct {

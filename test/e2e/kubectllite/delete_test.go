@@ -5,7 +5,6 @@ package kubectllite
 import (
 	"bufio"
 	"context"
-	"os/exec"
 	"reflect"
 	"sort"
 	"strings"
@@ -138,15 +137,7 @@ func TestDeleteWaitsUntilGone(t *testing.T) {
 		t.Fatalf("%s", r)
 	}
 
-	cmd := exec.Command(env.kubectl, "delete", "-n", ns, "configmap", "held")
-	cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := start(context.Background(), t, "delete", "-n", ns, "configmap", "held")
 	// The line is printed once the server accepted the delete; the command
 	// must still be waiting then, as the finalizer holds the object.
 	line, err := bufio.NewReader(stdout).ReadString('\n')

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -259,15 +258,7 @@ func startLines(t *testing.T, args ...string) (<-chan string, func()) {
 	t.Helper()
 	// The deadline turns a missing line into a failure rather than a hang.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	cmd := exec.CommandContext(ctx, env.kubectl, args...)
-	cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := start(ctx, t, args...)
 	ch := make(chan string, 100)
 	go func() {
 		defer close(ch)

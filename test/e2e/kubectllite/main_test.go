@@ -9,25 +9,21 @@ package kubectllite
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"net"
-	"net/http"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 // cluster is the apiserver every test talks to.
@@ -60,26 +56,12 @@ func run(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(tmp)
 	env.binDir = filepath.Join(tmp, "bin")
-	build := exec.Command("go", "build", "-o", env.binDir+"/", "./cmd/kube-lite-apiserver", "./cmd/kubectl-lite")
-	build.Dir = "../../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return 0, fmt.Errorf("building the binaries: %w", err)
+	if err := e2eutil.BuildBinaries(env.binDir, "./cmd/kube-lite-apiserver", "./cmd/kubectl-lite"); err != nil {
+		return 0, err
 	}
 	env.kubectl = filepath.Join(env.binDir, "kubectl-lite")
 
-	port, err := freePort()
-	if err != nil {
-		return 0, err
-	}
-	certDir := filepath.Join(tmp, "certs")
-	logFile, err := os.Create(filepath.Join(tmp, "apiserver.log"))
-	if err != nil {
-		return 0, err
-	}
-	defer logFile.Close()
-	args := []string{"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
-		"--data-dir", filepath.Join(tmp, "data"), "--cert-dir", certDir}
+	args := []string{"--data-dir=" + filepath.Join(tmp, "data")}
 	authn, err := apiserverAuthenticates()
 	if err != nil {
 		return 0, err
@@ -89,27 +71,15 @@ func run(m *testing.M) (int, error) {
 		if err := os.WriteFile(tokens, []byte(adminToken+",admin,admin-uid,\"system:masters\"\n"+viewerToken+",viewer,viewer-uid,\"\"\n"), 0o600); err != nil {
 			return 0, err
 		}
-		args = append(args, "--token-auth-file", tokens)
+		args = append(args, "--token-auth-file="+tokens)
 		env.token = adminToken
 	}
-	srv := exec.Command(filepath.Join(env.binDir, "kube-lite-apiserver"), args...)
-	srv.Stdout, srv.Stderr = logFile, logFile
-	if err := srv.Start(); err != nil {
-		return 0, err
-	}
-	defer func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		_ = srv.Wait()
-	}()
-	env.serverURL = fmt.Sprintf("https://127.0.0.1:%d", port)
-	if err := waitReady(certDir, srv); err != nil {
-		log, _ := os.ReadFile(logFile.Name())
-		return 0, fmt.Errorf("%w\napiserver log:\n%s", err, log)
-	}
-	env.caPEM, err = os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
+	srv, err := e2eutil.StartAPIServer(filepath.Join(env.binDir, "kube-lite-apiserver"), tmp, args...)
 	if err != nil {
 		return 0, err
 	}
+	defer srv.Stop()
+	env.serverURL, env.caPEM = srv.URL, srv.CAPEM
 	env.kubeconfig = filepath.Join(tmp, "admin.kubeconfig")
 	if err := writeKubeconfig(env.kubeconfig, kubeconfigSpec{context: "admin", namespace: ""}); err != nil {
 		return 0, err
@@ -118,11 +88,7 @@ func run(m *testing.M) (int, error) {
 	if err := os.MkdirAll(env.home, 0o755); err != nil {
 		return 0, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
-	if err != nil {
-		return 0, err
-	}
-	if env.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+	if env.cs, err = e2eutil.Clientset(env.kubeconfig); err != nil {
 		return 0, err
 	}
 	return m.Run(), nil
@@ -160,59 +126,7 @@ func writeKubeconfig(path string, s kubeconfigSpec) error {
 	if token == "" {
 		token = env.token
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[s.context+"-cluster"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: env.caPEM}
-	cfg.AuthInfos[s.context+"-user"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts[s.context] = &clientcmdapi.Context{Cluster: s.context + "-cluster", AuthInfo: s.context + "-user", Namespace: s.namespace}
-	cfg.CurrentContext = s.context
-	return clientcmd.WriteToFile(*cfg, path)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// waitReady polls /readyz until the apiserver answers ok or exits.
-func waitReady(certDir string, srv *exec.Cmd) error {
-	exited := make(chan struct{})
-	go func() {
-		_, _ = srv.Process.Wait()
-		close(exited)
-	}()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("the apiserver exited during start-up")
-		default:
-		}
-		if ok := readyOnce(certDir); ok {
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("the apiserver was not ready within 2 minutes")
-}
-
-func readyOnce(certDir string) bool {
-	pem, err := os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
-	if err != nil {
-		return false
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	resp, err := c.Get(env.serverURL + "/readyz")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return e2eutil.TokenKubeconfig{Server: server, CAPEM: env.caPEM, Token: token, Context: s.context, Namespace: s.namespace}.Write(path)
 }
 
 // result is what a user sees from one kubectl-lite run.
@@ -241,8 +155,7 @@ func kubectlWith(t *testing.T, inv invocation, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, env.kubectl, args...)
-	cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
+	cmd := command(ctx, args...)
 	cmd.Env = append(cmd.Env, inv.env...)
 	cmd.Stdin = strings.NewReader(inv.stdin)
 	var out, errOut bytes.Buffer
@@ -255,6 +168,29 @@ func kubectlWith(t *testing.T, inv invocation, args ...string) result {
 		t.Fatalf("running kubectl-lite %v: %v", args, err)
 	}
 	return r
+}
+
+// command is kubectl-lite as a user runs it: the admin kubeconfig via
+// $KUBECONFIG and a home of its own.
+func command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, env.kubectl, args...)
+	cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
+	return cmd
+}
+
+// start starts kubectl-lite for a test that reads its output while it
+// still runs.
+func start(ctx context.Context, t *testing.T, args ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := command(ctx, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout
 }
 
 // baseEnv is the test's environment minus what decides kubeconfig resolution.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,15 +295,7 @@ func TestRollout(t *testing.T) {
 
 	t.Run("status waits for the rollout", func(t *testing.T) {
 		setDeploymentStatus(t, ns, "web", 1)
-		cmd := exec.Command(env.kubectl, "rollout", "status", "-n", ns, "deployment/web")
-		cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout := start(context.Background(), t, "rollout", "status", "-n", ns, "deployment/web")
 		rd := bufio.NewReader(stdout)
 		first, err := rd.ReadString('\n')
 		if err != nil || first != `Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas have been updated...`+"\n" {
