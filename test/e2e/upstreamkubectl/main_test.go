@@ -8,21 +8,16 @@ package upstreamkubectl
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kube-lite/kube-lite/pkg/pki"
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 // env is the cluster every test in the package talks to.
@@ -44,28 +39,14 @@ func TestMain(m *testing.M) {
 }
 
 func setUp(m *testing.M) (int, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return 0, err
-	}
 	tmp, err := os.MkdirTemp("", "kube-lite-e2e-kubectl-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
 	binDir := filepath.Join(tmp, "bin")
-	kubectl := filepath.Join(binDir, "kubectl")
-	apiserverBin := filepath.Join(binDir, "kube-lite-apiserver")
-	for _, b := range []struct{ out, pkg string }{
-		{kubectl, "./test/e2e/upstreamkubectl/kubectl"},
-		{apiserverBin, "./cmd/kube-lite-apiserver"},
-	} {
-		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("build %s: %w\n%s", b.pkg, err, out)
-		}
+	if err := e2eutil.BuildBinaries(binDir, "./test/e2e/upstreamkubectl/kubectl", "./cmd/kube-lite-apiserver"); err != nil {
+		return 0, err
 	}
 
 	// Clients authenticate with certificates from their own CA, as in a
@@ -79,116 +60,27 @@ func setUp(m *testing.M) (int, error) {
 		return 0, err
 	}
 
-	port, err := freePort()
+	srv, err := e2eutil.StartAPIServer(filepath.Join(binDir, "kube-lite-apiserver"), tmp,
+		"--data-dir="+filepath.Join(tmp, "etcd"), "--client-ca-file="+filepath.Join(tmp, "client-ca", pki.CACertFile))
 	if err != nil {
 		return 0, err
 	}
-	certDir := filepath.Join(tmp, "certs")
-	logPath := filepath.Join(tmp, "apiserver.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return 0, err
-	}
-	defer logFile.Close()
-	srv := exec.Command(apiserverBin, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
-		"--data-dir="+filepath.Join(tmp, "etcd"), "--cert-dir="+certDir,
-		"--client-ca-file="+filepath.Join(tmp, "client-ca", pki.CACertFile))
-	srv.Stdout, srv.Stderr = logFile, logFile
-	if err := srv.Start(); err != nil {
-		return 0, fmt.Errorf("start apiserver: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = srv.Wait(); close(exited) }()
-	defer func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = srv.Process.Kill()
-			<-exited
-		}
-	}()
-	url := "https://127.0.0.1:" + strconv.Itoa(port)
-	if err := waitReady(url, exited); err != nil {
-		log, _ := os.ReadFile(logPath)
-		return 0, fmt.Errorf("%w\napiserver log:\n%s", err, log)
-	}
-	ca, err := os.ReadFile(filepath.Join(certDir, pki.SelfSignedCertFile))
-	if err != nil {
-		return 0, fmt.Errorf("serving certificate: %w", err)
-	}
+	defer srv.Stop()
 	kubeconfig := filepath.Join(tmp, "kubeconfig")
-	if _, err := pki.WriteKubeconfig(kubeconfig, pki.Kubeconfig{ServerURL: url, CAPEM: ca, User: "e2e-admin", ClientCertPEM: admin.CertPEM, ClientKeyPEM: admin.KeyPEM}); err != nil {
+	if _, err := pki.WriteKubeconfig(kubeconfig, pki.Kubeconfig{ServerURL: srv.URL, CAPEM: srv.CAPEM, User: "e2e-admin", ClientCertPEM: admin.CertPEM, ClientKeyPEM: admin.KeyPEM}); err != nil {
 		return 0, err
 	}
 	work := filepath.Join(tmp, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		return 0, err
 	}
-	cluster = env{kubectl: kubectl, kubeconfig: kubeconfig, work: work}
+	cluster = env{kubectl: filepath.Join(binDir, "kubectl"), kubeconfig: kubeconfig, work: work}
 	code := m.Run()
 	if code != 0 {
-		log, _ := os.ReadFile(logPath)
-		fmt.Fprintf(os.Stderr, "--- apiserver log (last 4 KiB):\n%s\n", tail(log, 4<<10))
+		log, _ := os.ReadFile(srv.LogPath)
+		fmt.Fprintf(os.Stderr, "--- apiserver log (last 4 KiB):\n%s\n", e2eutil.Tail(log, 4<<10))
 	}
 	return code, nil
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func waitReady(url string, exited <-chan struct{}) error {
-	// The probe skips verification: it only asks whether the port answers;
-	// kubectl itself verifies the server against the CA.
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := hc.Get(url + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-exited:
-			return errors.New("apiserver exited before it was ready")
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("apiserver not ready at %s: %v", url, err)
-		}
-	}
 }
 
 // kubectl runs kubectl against the test cluster and returns stdout and
