@@ -33,7 +33,7 @@ for name in "${names[@]}"; do
     results+=("$name: missing")
     continue
   fi
-  if [ "$name" = podstart ] && [ "$(id -u)" -ne 0 ]; then
+  if { [ "$name" = podstart ] || [ "$name" = idle ]; } && [ "$(id -u)" -ne 0 ]; then
     echo "==> $name: skipped (runs containerd; needs root)"
     results+=("$name: skipped (not root)")
     continue
