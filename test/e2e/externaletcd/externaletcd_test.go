@@ -7,12 +7,9 @@ package externaletcd
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +27,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/etcd"
 	"github.com/kube-lite/kube-lite/pkg/pki"
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 var apiserverBin string
@@ -41,10 +39,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	apiserverBin = filepath.Join(tmp, "kube-lite-apiserver")
-	cmd := exec.Command("go", "build", "-o", apiserverBin, "github.com/kube-lite/kube-lite/cmd/kube-lite-apiserver")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build kube-lite-apiserver: %v\n%s", err, out)
+	if err := e2eutil.BuildBinaries(tmp, "./cmd/kube-lite-apiserver"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -131,7 +127,7 @@ type etcdServer struct {
 // present a certificate from the test CA.
 func startEtcd(t *testing.T, bin, dir string, useTLS bool) etcdServer {
 	t.Helper()
-	clientPort, peerPort := freePort(t), freePort(t)
+	clientPort, peerPort := e2eutil.MustFreePort(t), e2eutil.MustFreePort(t)
 	scheme := "http"
 	if useTLS {
 		scheme = "https"
@@ -187,23 +183,19 @@ func startAPIServer(t *testing.T, dir string, et etcdServer) kubernetes.Interfac
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	certDir := filepath.Join(dir, "apiserver-certs")
-	args := []string{"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port), "--cert-dir=" + certDir,
-		"--client-ca-file=" + filepath.Join(clientCADir, pki.CACertFile),
+	args := []string{"--client-ca-file=" + filepath.Join(clientCADir, pki.CACertFile),
 		"--etcd-servers=" + et.clientConfig.Endpoints[0]}
 	if et.clientConfig.CAFile != "" {
 		args = append(args, "--etcd-cafile="+et.clientConfig.CAFile, "--etcd-certfile="+et.clientConfig.CertFile, "--etcd-keyfile="+et.clientConfig.KeyFile)
 	}
-	exited := startProcess(t, filepath.Join(dir, "apiserver.log"), apiserverBin, args...)
-	url := "https://127.0.0.1:" + strconv.Itoa(port)
-	if err := waitReady(url, exited); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "apiserver.log"))
+	srv, err := e2eutil.StartAPIServer(apiserverBin, dir, args...)
+	if err != nil {
 		etcdLog, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
-		t.Fatalf("%v\napiserver log:\n%s\netcd log (tail):\n%s", err, log, tail(etcdLog, 3000))
+		t.Fatalf("%v\netcd log (tail):\n%s", err, e2eutil.Tail(etcdLog, 3000))
 	}
-	cfg := &rest.Config{Host: url, TLSClientConfig: rest.TLSClientConfig{
-		CAFile: filepath.Join(certDir, pki.SelfSignedCertFile), CertData: admin.CertPEM, KeyData: admin.KeyPEM}}
+	t.Cleanup(srv.Stop)
+	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{
+		CAData: srv.CAPEM, CertData: admin.CertPEM, KeyData: admin.KeyPEM}}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -211,16 +203,9 @@ func startAPIServer(t *testing.T, dir string, et etcdServer) kubernetes.Interfac
 	return cs
 }
 
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
-
 // startProcess starts bin, logging to logPath, and stops it when the test
-// ends; the returned channel closes when the process exits.
-func startProcess(t *testing.T, logPath, bin string, args ...string) <-chan struct{} {
+// ends.
+func startProcess(t *testing.T, logPath, bin string, args ...string) {
 	t.Helper()
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -243,40 +228,4 @@ func startProcess(t *testing.T, logPath, bin string, args ...string) <-chan stru
 		}
 		_ = logFile.Close()
 	})
-	return exited
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// waitReady waits until /readyz (which includes etcd) answers 200.
-func waitReady(url string, exited <-chan struct{}) error {
-	// Only asks whether the server is up; the clients verify it.
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := hc.Get(url + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("readyz %d", resp.StatusCode)
-		}
-		select {
-		case <-exited:
-			return errors.New("apiserver exited before it was ready")
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("apiserver not ready at %s: %v", url, err)
-		}
-	}
 }
