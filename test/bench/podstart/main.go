@@ -228,7 +228,11 @@ func (b *bench) run(n int, binDir string) error {
 	if err != nil {
 		return err
 	}
-	floor, err := b.criFloor(n)
+	floor, err := b.criFloor(n, false)
+	if err != nil {
+		return err
+	}
+	floorPar, err := b.criFloor(n, true)
 	if err != nil {
 		return err
 	}
@@ -240,6 +244,8 @@ func (b *bench) run(n int, binDir string) error {
 	}
 	fmt.Printf("\nraw CRI floor, %d sequential: sandbox p50 %s p99 %s; sandbox+create+start p50 %s p99 %s\n",
 		n, ms(pct(floor.sandbox, 50)), ms(pct(floor.sandbox, 99)), ms(pct(floor.total, 50)), ms(pct(floor.total, 99)))
+	fmt.Printf("raw CRI floor, %d at once: sandbox p50 %s p99 %s; sandbox+create+start p50 %s p99 %s\n",
+		n, ms(pct(floorPar.sandbox, 50)), ms(pct(floorPar.sandbox, 99)), ms(pct(floorPar.total, 50)), ms(pct(floorPar.total, 99)))
 	return nil
 }
 
@@ -471,14 +477,16 @@ func (b *bench) kubeletOps() (map[string]time.Duration, error) {
 type floorResult struct{ sandbox, total []time.Duration }
 
 // criFloor is what containerd alone needs per pod, measured in the same
-// run: RunPodSandbox (with CNI) + CreateContainer + StartContainer.
-func (b *bench) criFloor(n int) (*floorResult, error) {
+// run: RunPodSandbox (with CNI) + CreateContainer + StartContainer, one pod
+// after another or all n at once (durations then count from the common start).
+func (b *bench) criFloor(n int, parallel bool) (*floorResult, error) {
 	rt, err := cri.Dial(b.sock)
 	if err != nil {
 		return nil, err
 	}
 	defer rt.Close()
 	ctx := context.Background()
+	var mu sync.Mutex
 	res := &floorResult{}
 	var sandboxes []string
 	defer func() {
@@ -487,11 +495,11 @@ func (b *bench) criFloor(n int) (*floorResult, error) {
 			_ = rt.RemovePodSandbox(ctx, id)
 		}
 	}()
-	for i := 0; i < n; i++ {
+	onePod := func(i int, begin time.Time) error {
 		uid := fmt.Sprintf("floor-%d-%d", time.Now().UnixNano(), i)
 		logDir := filepath.Join(b.root, "floor-logs", uid)
 		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			return nil, err
+			return err
 		}
 		sbCfg := &runtimeapi.PodSandboxConfig{
 			Metadata:     &runtimeapi.PodSandboxMetadata{Name: fmt.Sprintf("floor-%d", i), Namespace: "bench", Uid: uid},
@@ -499,13 +507,14 @@ func (b *bench) criFloor(n int) (*floorResult, error) {
 			LogDirectory: logDir,
 			Linux:        &runtimeapi.LinuxPodSandboxConfig{},
 		}
-		begin := time.Now()
 		id, err := rt.RunPodSandbox(ctx, sbCfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		sandboxes = append(sandboxes, id)
 		sb := time.Since(begin)
+		mu.Lock()
+		sandboxes = append(sandboxes, id)
+		mu.Unlock()
 		cid, err := rt.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
 			Metadata: &runtimeapi.ContainerMetadata{Name: "main"},
 			Image:    &runtimeapi.ImageSpec{Image: image},
@@ -514,13 +523,34 @@ func (b *bench) criFloor(n int) (*floorResult, error) {
 			Linux:    &runtimeapi.LinuxContainerConfig{},
 		}, sbCfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := rt.StartContainer(ctx, cid); err != nil {
-			return nil, err
+			return err
 		}
+		mu.Lock()
 		res.sandbox = append(res.sandbox, sb)
 		res.total = append(res.total, time.Since(begin))
+		mu.Unlock()
+		return nil
+	}
+	if !parallel {
+		for i := 0; i < n; i++ {
+			if err := onePod(i, time.Now()); err != nil {
+				return nil, err
+			}
+		}
+		return res, nil
+	}
+	begin := time.Now()
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func(i int) { errs <- onePod(i, begin) }(i)
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
