@@ -68,6 +68,9 @@ func (c *objectCache) current() bool {
 	if !c.synced.Load() {
 		return false
 	}
+	if c.seen.Load() >= c.written.Load() {
+		return true
+	}
 	deadline := time.NewTimer(maxCatchUp)
 	defer deadline.Stop()
 	for c.seen.Load() < c.written.Load() {
