@@ -36,6 +36,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver"
+	"github.com/kube-lite/kube-lite/pkg/pki"
 	"github.com/kube-lite/kube-lite/pkg/scheduler"
 )
 
@@ -311,8 +312,19 @@ func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), e
 	if err != nil {
 		return nil, nil, err
 	}
+	// The bench acts as a cluster admin with a client certificate, so that
+	// authentication and authorization are on the path as in a cluster.
+	ca, err := pki.EnsureCA(filepath.Join(dir, "client-ca"), pki.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return nil, nil, err
+	}
+	admin, err := pki.IssueCert(ca, pki.CertSpec{CommonName: "bench-admin", Organizations: []string{"system:masters"}, Usages: []pki.Usage{pki.UsageClient}})
+	if err != nil {
+		return nil, nil, err
+	}
+	caFile := filepath.Join(dir, "client-ca", "ca.crt")
 	args := []string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
-		"--data-dir", filepath.Join(dir, "etcd"), "--cert-dir", filepath.Join(dir, "certs")}
+		"--data-dir", filepath.Join(dir, "etcd"), "--cert-dir", filepath.Join(dir, "certs"), "--client-ca-file", caFile}
 	var stop func()
 	if binary != "" {
 		cmd := exec.CommandContext(ctx, binary, args...)
@@ -334,6 +346,7 @@ func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), e
 		o := apiserver.NewOptions()
 		o.BindAddress, o.SecurePort = "127.0.0.1", port
 		o.DataDir, o.CertDir = filepath.Join(dir, "etcd"), filepath.Join(dir, "certs")
+		o.Security.ClientCAFile = caFile
 		srvCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
@@ -361,7 +374,7 @@ func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), e
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, stop, nil
+	return &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{Insecure: true, CertData: admin.CertPEM, KeyData: admin.KeyPEM}}, stop, nil
 }
 
 func freePort() (int, error) {
