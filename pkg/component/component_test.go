@@ -26,12 +26,14 @@ func TestHealthAndMetricsEndpoints(t *testing.T) {
 	c.Inc()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServeListener(ctx, ln, func() error {
-		if !synced.Load() {
-			return errors.New("informers not synced")
-		}
-		return nil
-	}, reg) }()
+	go func() {
+		done <- ServeListener(ctx, ln, func() error {
+			if !synced.Load() {
+				return errors.New("informers not synced")
+			}
+			return nil
+		}, reg)
+	}()
 	base := "http://" + ln.Addr().String()
 	get := func(path string) (int, string) {
 		t.Helper()
