@@ -42,19 +42,21 @@ func TestRunRegistersTheNodeAndRunsItsPods(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	node, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// The Node turns Ready once the kubelet reports after its network is
+	// up; poll for it (the test timeout bounds the wait).
+	var node *v1.Node
+	for {
+		node, err = client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nodeReady(node) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if node.Spec.PodCIDR != "10.244.0.0/24" || node.Labels[v1.LabelHostname] != "node-1" || node.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
 		t.Fatalf("node = %+v", node)
-	}
-	ready := false
-	for _, c := range node.Status.Conditions {
-		ready = ready || (c.Type == v1.NodeReady && c.Status == v1.ConditionTrue && c.Reason == "KubeletReady")
-	}
-	if !ready {
-		t.Fatalf("node conditions = %+v", node.Status.Conditions)
 	}
 	for {
 		if _, err := client.CoordinationV1().Leases(nodeLeaseNamespace).Get(ctx, "node-1", metav1.GetOptions{}); err == nil {
@@ -62,4 +64,13 @@ func TestRunRegistersTheNodeAndRunsItsPods(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+func nodeReady(node *v1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue && c.Reason == "KubeletReady" {
+			return true
+		}
+	}
+	return false
 }
