@@ -77,6 +77,9 @@ func (kl *Kubelet) networkReady() (bool, string) {
 	if kl.podCIDR == "" {
 		return false, "network not ready: node has no podCIDR"
 	}
+	if !kl.netReady && kl.netErr == "" {
+		return false, "network plugin not ready: the CNI config for " + kl.podCIDR + " is not written yet"
+	}
 	return kl.netReady, kl.netErr
 }
 
