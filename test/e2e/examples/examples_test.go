@@ -297,4 +297,18 @@ func TestExamples(t *testing.T) {
 			t.Error(err)
 		}
 	})
+
+	// make down must also tear down what still runs: leave one pod up.
+	t.Run("a pod left running for make down", func(t *testing.T) {
+		if out, err := c.kubectl("apply", "-f", "examples/pod.yaml"); err != nil {
+			t.Fatalf("kubectl-lite apply: %v\n%s", err, out)
+		}
+		err := e2eutil.Eventually(ctx, "pod testapp running", func(ctx context.Context) (bool, error) {
+			p, err := pods.Get(ctx, "testapp", metav1.GetOptions{})
+			return err == nil && p.Status.Phase == corev1.PodRunning, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 }
