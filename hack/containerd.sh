@@ -90,34 +90,12 @@ pids_with_arg() {
 	done
 }
 
-# remove_cni_nat ID deletes the iptables NAT rules and chains whose comment
-# names the sandbox ID (the bridge plugin's ipMasq rules).
-remove_cni_nat() {
-	local id=$1 rule chain chains
-	command -v iptables >/dev/null || return 0
-	# grep finds nothing for most sandboxes (the kubelet masquerades per
-	# node, not per pod): that is not a failure under set -e.
-	chains=$(iptables -t nat -S 2>/dev/null | { grep -F "id: \\\"$id\\\"" || true; } | { grep -o 'CNI-[0-9a-f]*' || true; } | sort -u)
-	iptables -t nat -S 2>/dev/null | { grep -F "id: \\\"$id\\\"" || true; } | { grep '^-A' || true; } | while read -r rule; do
-		eval "iptables -t nat ${rule/#-A/-D}" 2>/dev/null || true
-	done
-	for chain in $chains; do
-		iptables -t nat -F "$chain" 2>/dev/null || true
-		iptables -t nat -X "$chain" 2>/dev/null || true
-	done
-}
-
 stop() {
 	local dir=${1:?usage: containerd.sh stop DIR}
 	[ -d "$dir" ] || return 0
 	dir=$(cd "$dir" && pwd)
 	local sock=$dir/containerd.sock
 	if [ -S "$sock" ]; then
-		# Killing tasks skips the CNI DEL that StopPodSandbox would run, so
-		# remove the NAT rules the bridge plugin tagged with each sandbox id.
-		for id in $(ctr --address "$sock" -n k8s.io containers ls -q 2>/dev/null); do
-			remove_cni_nat "$id"
-		done
 		for ns in $(ctr --address "$sock" namespaces ls -q 2>/dev/null); do
 			for t in $(ctr --address "$sock" -n "$ns" tasks ls -q 2>/dev/null); do
 				ctr --address "$sock" -n "$ns" tasks kill -a -s SIGKILL "$t" >/dev/null 2>&1 || true

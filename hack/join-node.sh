@@ -75,12 +75,11 @@ SYSTEMD_CGROUP=false
 # containerd and its shims, mounts under the root, the sandboxes' network
 # namespaces, masquerade rules and the bridge.
 stop_node() {
-	local ids=() pid ns t id chain cidr
+	local pid ns t cidr
 	# This node's pod range, read while its bridge still has it.
 	cidr=$(ip route show dev "$CNI_BRIDGE" proto kernel 2>/dev/null | awk '{print $1; exit}')
 	stop_unit kube-lite-kubelet.service
 	if [ -S "$CONTAINERD_SOCK" ]; then
-		mapfile -t ids < <(ctr --address "$CONTAINERD_SOCK" -n k8s.io containers ls -q 2>/dev/null)
 		for ns in $(ctr --address "$CONTAINERD_SOCK" namespaces ls -q 2>/dev/null); do
 			for t in $(ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks ls -q 2>/dev/null); do
 				ctr --address "$CONTAINERD_SOCK" -n "$ns" tasks kill -a -s SIGKILL "$t" >/dev/null 2>&1 || true
@@ -104,20 +103,6 @@ stop_node() {
 	for n in $(ip netns list 2>/dev/null | awk '/^cni-/{print $1}'); do
 		[ -n "$(ip netns pids "$n" 2>/dev/null)" ] || ip netns delete "$n" 2>/dev/null || true
 	done
-	# The bridge plugin's masquerade rules name the sandbox in a comment;
-	# remove only ours, and the per-sandbox chains they jump to.
-	if command -v iptables-save >/dev/null && [ ${#ids[@]} -gt 0 ]; then
-		for id in "${ids[@]}"; do
-			{ iptables-save -t nat | grep -F -- "id: \\\"$id\\\"" || true; } | sed -e 's/^-A /-D /' | while read -r rule; do
-				chain=$(sed -n 's/.* -j \(CNI-[0-9a-f]*\).*/\1/p' <<<"$rule")
-				eval iptables -t nat "$rule" 2>/dev/null || true
-				if [ -n "$chain" ]; then
-					iptables -t nat -F "$chain" 2>/dev/null || true
-					iptables -t nat -X "$chain" 2>/dev/null || true
-				fi
-			done
-		done
-	fi
 	# The kubelet's one masquerade rule for this node's pod range.
 	if [ -n "$cidr" ] && command -v iptables-save >/dev/null; then
 		{ iptables-save -t nat | grep -F -- '"kube-lite masquerade"' | grep -F -- "-s $cidr " || true; } | sed -e 's/^-A /-D /' |
