@@ -77,9 +77,9 @@ type Handler struct {
 	stores    map[gvr]*Store
 	byGR      map[schema.GroupResource]*Store
 
-	strict  *json.Serializer
-	lenient *json.Serializer
-	encoder *json.Serializer
+	strict *json.Serializer
+	// json decodes without rejecting unknown fields and encodes responses.
+	json    *json.Serializer
 	yamlEnc *json.Serializer
 	proto   *protobuf.Serializer
 }
@@ -97,8 +97,7 @@ func New(cfg Config) *Handler {
 		stores:    make(map[gvr]*Store, len(cfg.Stores)),
 		byGR:      make(map[schema.GroupResource]*Store, len(cfg.Stores)),
 		strict:    json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Strict: true}),
-		lenient:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
-		encoder:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
+		json:      json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
 		yamlEnc:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Yaml: true}),
 		proto:     protobuf.NewSerializer(s, s),
 	}

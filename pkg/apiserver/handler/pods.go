@@ -21,7 +21,7 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 	}
 	binding := &corev1.Binding{}
 	gvk := corev1.SchemeGroupVersion.WithKind("Binding")
-	var dec runtime.Decoder = h.lenient
+	var dec runtime.Decoder = h.json
 	if mt == protobufType {
 		dec = h.proto
 	}

@@ -46,7 +46,7 @@ func (h *Handler) encode(buf *bytes.Buffer, mc mediaChoice, obj runtime.Object) 
 	if mc.yaml {
 		return h.yamlEnc.Encode(obj, buf)
 	}
-	return h.encoder.Encode(obj, buf)
+	return h.json.Encode(obj, buf)
 }
 
 // transform turns obj into what the client asked for: the object itself

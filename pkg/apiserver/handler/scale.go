@@ -95,7 +95,7 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 	data := body
 	if method == http.MethodPatch {
-		curJSON, err := runtime.Encode(h.encoder, cur)
+		curJSON, err := runtime.Encode(h.json, cur)
 		if err != nil {
 			return nil, fmt.Errorf("encode scale: %w", err)
 		}
@@ -116,7 +116,7 @@ func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1
 		}
 	}
 	scale := &autoscalingv1.Scale{}
-	var dec runtime.Decoder = h.lenient
+	var dec runtime.Decoder = h.json
 	if method == http.MethodPut && mt == protobufType {
 		dec = h.proto
 	}
@@ -146,5 +146,5 @@ func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *auto
 		return
 	}
 	w.WriteHeader(http.StatusOK)
-	_ = h.encoder.Encode(scale, w)
+	_ = h.json.Encode(scale, w)
 }

@@ -139,7 +139,7 @@ func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc 
 		setKind(obj, st.GroupVersionKind())
 	}
 	start := buf.Len()
-	if err := h.encoder.Encode(out, buf); err != nil {
+	if err := h.json.Encode(out, buf); err != nil {
 		return err
 	}
 	if buf.Len() > start && buf.Bytes()[buf.Len()-1] == '\n' {

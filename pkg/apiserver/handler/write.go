@@ -256,7 +256,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 	var warned bool
 	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, func(cur runtime.Object) (runtime.Object, error) {
 		setKind(cur, st.GroupVersionKind())
-		curJSON, err := runtime.Encode(h.encoder, cur)
+		curJSON, err := runtime.Encode(h.json, cur)
 		if err != nil {
 			return nil, fmt.Errorf("encode current object: %w", err)
 		}
