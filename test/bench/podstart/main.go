@@ -441,7 +441,33 @@ func (b *bench) scenario(name string, n int, parallel bool) (*result, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	// A grace period of 0 removes the pods from the API at once; the
+	// kubelet tears them down afterwards. The next scenario starts on a
+	// quiet node, as the CRI floor does.
+	if err := b.waitNoSandboxes(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return r, nil
+}
+
+// waitNoSandboxes waits until containerd holds no pod sandbox.
+func (b *bench) waitNoSandboxes(ctx context.Context) error {
+	rt, err := cri.Dial(b.sock)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	for {
+		sandboxes, err := rt.ListPodSandbox(ctx, nil)
+		if err == nil && len(sandboxes) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("pod sandboxes left on the node")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // kubeletOps reads the kubelet's summed runtime operation durations.
