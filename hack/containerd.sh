@@ -36,7 +36,8 @@ write_config() {
 	# Start from the daemon's own defaults so every key this version knows
 	# keeps its default, then set what these machines need:
 	# restrict_oom_score_adj because there is no CAP_SYS_RESOURCE, cgroupfs
-	# because no systemd runs, our sandbox image because no registry is reachable.
+	# because no systemd runs, our sandbox image because no registry is reachable,
+	# runc's state beside containerd's so that instances never share it.
 	containerd config default |
 		sed -e "s|^\(\s*\)sandbox_image = .*|\1sandbox_image = \"${sandbox}\"|" \
 			-e "s|^\(\s*\)restrict_oom_score_adj = .*|\1restrict_oom_score_adj = true|" \
@@ -45,6 +46,7 @@ write_config() {
 			-e "s|^\(\s*\)conf_dir = \"/etc/cni/net.d\"|\1conf_dir = \"${confdir}\"|" \
 			-e "s|^root = .*|root = \"${dir}/root\"|" \
 			-e "s|^state = .*|state = \"${dir}/state\"|" \
+			-e "s|^\(\s*\)Root = \"\"|\1Root = \"${dir}/state/runc\"|" \
 			>"$dir/config.toml"
 	grep -q 'restrict_oom_score_adj = true' "$dir/config.toml" || die "could not set restrict_oom_score_adj in $dir/config.toml"
 }
@@ -63,6 +65,12 @@ start() {
 		return 0
 	fi
 	mkdir -p "$dir/root" "$dir/state" "$confdir"
+	# containerd's state (shim bundles, runc's state, fifos) is runtime
+	# state: /run, a tmpfs, on a normal host. Every container creates and
+	# deletes files there, so keep it off disk here too.
+	if [ "$(stat -f -c %T "$dir/state")" != tmpfs ]; then
+		mount -t tmpfs -o mode=0711 kube-lite-containerd-state "$dir/state" || die "could not mount a tmpfs on $dir/state"
+	fi
 	write_config "$dir" "$sandbox" "$bindir" "$confdir"
 	containerd --config "$dir/config.toml" --address "$sock" >"$dir/containerd.log" 2>&1 &
 	echo $! >"$dir/containerd.pid"

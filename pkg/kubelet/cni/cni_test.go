@@ -38,7 +38,7 @@ func TestRenderUsesThePodCIDR(t *testing.T) {
 			for _, p := range list.Plugins {
 				types = append(types, p.Network.Type)
 			}
-			if !reflect.DeepEqual(types, []string{"bridge", "portmap", "loopback"}) {
+			if !reflect.DeepEqual(types, []string{"bridge", "portmap"}) {
 				t.Fatalf("plugins = %v", types)
 			}
 			var br struct {

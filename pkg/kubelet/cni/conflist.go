@@ -30,7 +30,9 @@ type Config struct {
 	MTU     int
 }
 
-// Render returns the conflist for cfg (bridge + host-local, portmap, loopback).
+// Render returns the conflist for cfg: bridge + host-local, then portmap for
+// hostPorts. No loopback plugin: containerd's CRI brings up each sandbox's lo
+// itself, and every plugin in the list is one more process per pod start and stop.
 func Render(cfg Config) ([]byte, error) {
 	_, ipnet, err := net.ParseCIDR(cfg.PodCIDR)
 	if err != nil {
@@ -69,7 +71,6 @@ func Render(cfg Config) ([]byte, error) {
 		"plugins": []any{
 			br,
 			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
-			map[string]any{"type": "loopback"},
 		},
 	}
 	data, err := json.MarshalIndent(list, "", "  ")

@@ -160,7 +160,9 @@ func TestEnvConfigMapSecretAndEmptyDirAreVisible(t *testing.T) {
 	pod := simplePod("vis", busybox, "sh", "-c",
 		`echo "literal=$LITERAL color=$COLOR password=$PASSWORD name=$POD_NAME"; `+
 			`echo "cm=$(cat /cfg/file.txt) sec=$(cat /sec/password)"; `+
-			`echo scratch > /scratch/f && echo "emptydir=$(cat /scratch/f)"`)
+			`echo scratch > /scratch/f && echo "emptydir=$(cat /scratch/f)"; `+
+			// The pod's loopback is up (IFF_UP|IFF_LOOPBACK).
+			`echo "lo=$(cat /sys/class/net/lo/flags)"`)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	c := &pod.Spec.Containers[0]
 	c.Env = []corev1.EnvVar{
@@ -182,7 +184,7 @@ func TestEnvConfigMapSecretAndEmptyDirAreVisible(t *testing.T) {
 		t.Fatalf("container state = %+v, want terminated Completed", p.Status.ContainerStatuses[0].State)
 	}
 	out := logs(t, ns, "vis", "main")
-	for _, want := range []string{"literal=plain color=blue password=s3cret name=vis", "cm=from-configmap sec=s3cret", "emptydir=scratch"} {
+	for _, want := range []string{"literal=plain color=blue password=s3cret name=vis", "cm=from-configmap sec=s3cret", "emptydir=scratch", "lo=0x9"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("container output lacks %q:\n%s", want, out)
 		}
