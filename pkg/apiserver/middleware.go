@@ -25,7 +25,11 @@ func recoverPanics(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				slog.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				stack := debug.Stack()
+				if wp, ok := v.(*workerPanic); ok {
+					v, stack = wp.value, wp.stack
+				}
+				slog.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(stack))
 				handler.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("%v", v)))
 			}
 		}()

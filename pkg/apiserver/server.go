@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		chain.Validators = append(chain.Validators, s.security.validators()...)
 	}
-	s.handler = s.router(cfg.Resources, cfg.Profiling)
+	s.handler = s.router(ctx, cfg.Resources, cfg.Profiling)
 	return s, nil
 }
 
@@ -114,13 +114,13 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Store returns the store of a group and resource (for admission plugins and tests).
 func (s *Server) Store(gr schema.GroupResource) (*handler.Store, bool) { return s.rest.Store(gr) }
 
-func (s *Server) router(resources []*registry.Resource, profiling bool) http.Handler {
+func (s *Server) router(ctx context.Context, resources []*registry.Resource, profiling bool) http.Handler {
 	m := newRequestMetrics(s.registry)
 	disc := newDiscovery(resources)
 	oa := openapi.NewBuilder(resources, s.scheme)
 
 	r := chi.NewRouter()
-	r.Use(recoverPanics, withRequestInfo, m.middleware, s.authenticate, s.impersonate, s.authorize)
+	r.Use(recoverPanics, withRequestInfo, newStackPool(ctx, defaultStackWorkers).middleware, m.middleware, s.authenticate, s.impersonate, s.authorize)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		handler.WriteError(w, req, notFoundError())
 	})
