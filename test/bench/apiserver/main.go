@@ -9,6 +9,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +52,12 @@ type options struct {
 	events     int
 	keep       bool
 	profile    string
-	protobuf   bool
+	profileFor time.Duration
+	// benchProfile is a CPU profile of this process (client-go) during
+	// the last create step: on two cores its cycles are taken from the
+	// server's.
+	benchProfile string
+	protobuf     bool
 	// etcdServers, when set, points the apiserver at an external etcd
 	// (plain HTTP on loopback) instead of its embedded one.
 	etcdServers string
@@ -68,7 +75,9 @@ func main() {
 	flag.BoolVar(&o.protobuf, "protobuf", true, "talk protobuf to the apiserver (false: JSON)")
 	flag.StringVar(&o.etcdServers, "etcd-servers", "", "an external etcd (http://127.0.0.1:2379) for the apiserver and the floor; empty uses the embedded one")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, data)")
-	flag.StringVar(&o.profile, "profile", "", "write a 2 s CPU profile of the apiserver, taken during the last create step, to this file")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the apiserver, taken during the last create step, to this file (and its allocations to this file.allocs)")
+	flag.DurationVar(&o.profileFor, "profile-duration", 2*time.Second, "how long -profile samples (keep it shorter than the step)")
+	flag.StringVar(&o.benchProfile, "bench-profile", "", "write a CPU profile of the bench process itself, during the last create step, to this file")
 	flag.Parse()
 	for _, s := range strings.Split(clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -95,6 +104,10 @@ type result struct {
 	lat     []time.Duration
 	// latencyOnly rows count deliveries, not a throughput.
 	latencyOnly bool
+	// serverCPU and benchCPU are the CPU time the apiserver process (with
+	// its embedded etcd) and this process used during the step: on a small
+	// machine they share the same cores, so both are part of the cost.
+	serverCPU, benchCPU time.Duration
 }
 
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
@@ -127,7 +140,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 
 	var results []result
 	for _, n := range o.clients {
+		c0 := srv.cpu()
 		r, err := rawEtcdCreates(ctx, etcdClient, n, o.count, o.maxPerStep)
+		r.serverCPU, r.benchCPU = srv.cpu().sub(c0)
 		if err != nil {
 			return fmt.Errorf("etcd creates with %d clients: %w", n, err)
 		}
@@ -137,9 +152,18 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		var profiled chan error
 		if o.profile != "" && n == o.clients[len(o.clients)-1] {
 			profiled = make(chan error, 1)
-			go func() { profiled <- saveProfile(ctx, cs, o.profile) }()
+			go func() { profiled <- saveProfile(ctx, cs, o.profile, o.profileFor) }()
 		}
+		stopProfile := func() {}
+		if o.benchProfile != "" && n == o.clients[len(o.clients)-1] {
+			if stopProfile, err = startBenchProfile(o.benchProfile); err != nil {
+				return err
+			}
+		}
+		c0 := srv.cpu()
 		r, err := createConfigMaps(ctx, cs, fmt.Sprintf("bench-c%d", n), n, o.count, o.maxPerStep)
+		r.serverCPU, r.benchCPU = srv.cpu().sub(c0)
+		stopProfile()
 		if profiled != nil {
 			if perr := <-profiled; perr != nil {
 				fmt.Fprintf(os.Stderr, "bench: cpu profile: %v\n", perr)
@@ -162,15 +186,19 @@ func run(ctx context.Context, o options, out io.Writer) error {
 }
 
 func printTable(out io.Writer, rs []result) {
-	fmt.Fprintf(out, "\n%-34s %8s %8s %10s %10s %10s\n", "measurement", "clients", "ops", "ops/s", "p50", "p99")
+	fmt.Fprintf(out, "\n%-34s %8s %8s %10s %10s %10s %12s %12s\n", "measurement", "clients", "ops", "ops/s", "p50", "p99", "server µs/op", "bench µs/op")
 	for _, r := range rs {
 		slices.Sort(r.lat)
 		rate := fmt.Sprintf("%.0f", r.rate())
+		serverCPU, benchCPU := "-", "-"
 		if r.latencyOnly {
 			rate = "-"
+		} else if r.ops > 0 {
+			serverCPU = fmt.Sprintf("%.0f", float64(r.serverCPU.Microseconds())/float64(r.ops))
+			benchCPU = fmt.Sprintf("%.0f", float64(r.benchCPU.Microseconds())/float64(r.ops))
 		}
-		fmt.Fprintf(out, "%-34s %8d %8d %10s %10s %10s\n", r.what, r.clients, r.ops, rate,
-			fmtDur(percentile(r.lat, 0.50)), fmtDur(percentile(r.lat, 0.99)))
+		fmt.Fprintf(out, "%-34s %8d %8d %10s %10s %10s %12s %12s\n", r.what, r.clients, r.ops, rate,
+			fmtDur(percentile(r.lat, 0.50)), fmtDur(percentile(r.lat, 0.99)), serverCPU, benchCPU)
 	}
 }
 
@@ -544,6 +572,49 @@ func (p *apiserverProcess) stop() {
 	_ = os.RemoveAll(p.dir)
 }
 
+// cpuTimes is the CPU time (user + system) used so far by the apiserver
+// process and by this process.
+type cpuTimes struct{ server, bench time.Duration }
+
+func (c cpuTimes) sub(prev cpuTimes) (server, bench time.Duration) {
+	return c.server - prev.server, c.bench - prev.bench
+}
+
+// cpu reads both processes' CPU time; a figure it cannot read is zero
+// (the table then shows 0, not a failed run).
+func (p *apiserverProcess) cpu() cpuTimes {
+	var c cpuTimes
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		c.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	c.server, _ = processCPU(p.cmd.Process.Pid)
+	return c
+}
+
+// processCPU is utime + stime of pid from /proc/pid/stat.
+func processCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after it start
+	// after its closing parenthesis. utime and stime are fields 14 and 15.
+	rest := string(data[bytes.LastIndexByte(data, ')')+1:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	// Linux reports clock ticks, USER_HZ, which is 100 on every
+	// architecture Go supports.
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -553,11 +624,31 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// saveProfile fetches a CPU profile of the apiserver (its /debug/pprof).
-func saveProfile(ctx context.Context, cs kubernetes.Interface, path string) error {
-	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "2").DoRaw(ctx)
+// startBenchProfile profiles this process until the returned func is called.
+func startBenchProfile(path string) (func(), error) {
+	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(path, data, 0o644)
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// saveProfile fetches a CPU profile of the apiserver (its /debug/pprof).
+// The allocations made over the same time go to path + ".allocs".
+func saveProfile(ctx context.Context, cs kubernetes.Interface, path string, d time.Duration) error {
+	secs := strconv.Itoa(max(1, int(d.Seconds())))
+	fetch := func(what, to string) error {
+		data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/"+what).Param("seconds", secs).DoRaw(ctx)
+		if err != nil {
+			return fmt.Errorf("%s profile: %w", what, err)
+		}
+		return os.WriteFile(to, data, 0o644)
+	}
+	allocs := make(chan error, 1)
+	go func() { allocs <- fetch("allocs", path+".allocs") }()
+	return errors.Join(fetch("profile", path), <-allocs)
 }
