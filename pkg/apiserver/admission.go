@@ -108,7 +108,9 @@ func (s *Server) startAdmissionCaches(ctx context.Context) map[schema.GroupResou
 }
 
 // namespaceGetter reads namespaces for admission plugins: from the cache,
-// and from storage when the cache has not seen the namespace (yet).
+// and from storage when the cache has not seen the namespace (yet). A
+// namespace from the cache is shared, not copied (every namespaced create
+// reads one): the plugins only read it.
 type namespaceGetter struct {
 	s     *Server
 	cache *objectCache
@@ -116,7 +118,7 @@ type namespaceGetter struct {
 
 func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	if g.cache != nil {
-		if obj, ok := g.cache.get("", name); ok {
+		if obj, ok := g.cache.peek("", name); ok {
 			return obj.(*corev1.Namespace), nil
 		}
 	}

@@ -238,6 +238,19 @@ func (c *objectCache) get(ns, name string) (runtime.Object, bool) {
 	return obj.DeepCopyObject(), true
 }
 
+// peek is get without the copy, for readers that only look: the cache
+// replaces objects and never modifies one, so the object stays as it was
+// when read, but the caller must not modify it either.
+func (c *objectCache) peek(ns, name string) (runtime.Object, bool) {
+	if !c.current() {
+		return nil, false
+	}
+	c.mu.RLock()
+	obj, ok := c.objs[ns][name]
+	c.mu.RUnlock()
+	return obj, ok
+}
+
 // list returns copies of the namespace's cached objects; synced is false when
 // the cache cannot answer yet.
 func (c *objectCache) list(ns string) (objs []runtime.Object, synced bool) {

@@ -16,6 +16,7 @@ import (
 )
 
 // NamespaceGetter reads a namespace; a missing one is an apierrors NotFound.
+// The namespace may be shared with other readers: do not modify it.
 type NamespaceGetter interface {
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
 }

@@ -31,7 +31,8 @@ const (
 	Restricted = "restricted"
 )
 
-// NamespaceGetter reads a namespace (for its labels).
+// NamespaceGetter reads a namespace (for its labels). The namespace may be
+// shared with other readers: do not modify it.
 type NamespaceGetter interface {
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
 }

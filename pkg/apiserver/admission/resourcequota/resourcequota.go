@@ -187,7 +187,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		if !counted(gr, a.Object) {
 			return nil
 		}
-		return p.charge(ctx, a, gr, usage(gr, a.Object))
+		return p.charge(ctx, a, gr)
 	case a.DryRun:
 		return nil
 	case a.Operation == admission.Update && a.Object != nil && a.OldObject != nil:
@@ -214,13 +214,19 @@ func relevant(q *corev1.ResourceQuota, u corev1.ResourceList) corev1.ResourceLis
 	return out
 }
 
-// charge raises every applicable quota's usage by u, refusing (and undoing
-// the charges made so far) when one would go over its hard limit.
-func (p *Plugin) charge(ctx context.Context, a *admission.Attributes, gr schema.GroupResource, u corev1.ResourceList) error {
+// charge raises every applicable quota's usage by what a.Object uses,
+// refusing (and undoing the charges made so far) when one would go over its
+// hard limit.
+func (p *Plugin) charge(ctx context.Context, a *admission.Attributes, gr schema.GroupResource) error {
 	quotas, err := p.quotas.ListResourceQuotas(ctx, a.Namespace)
 	if err != nil {
 		return fmt.Errorf("error listing quotas in %s: %w", a.Namespace, err)
 	}
+	if len(quotas) == 0 {
+		// Most namespaces have no quota: skip working out the usage.
+		return nil
+	}
+	u := usage(gr, a.Object)
 	sort.Slice(quotas, func(i, j int) bool { return quotas[i].Name < quotas[j].Name })
 	var charged []string
 	undo := func() {

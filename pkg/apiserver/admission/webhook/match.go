@@ -15,7 +15,8 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 )
 
-// NamespaceGetter reads a namespace (for namespaceSelector).
+// NamespaceGetter reads a namespace (for namespaceSelector). The namespace
+// may be shared with other readers: do not modify it.
 type NamespaceGetter interface {
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
 }
