@@ -9,14 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -199,7 +196,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if o.ImageDir != "" {
 		begin := time.Now()
-		names, err := images.ImportDir(ctx, strings.TrimPrefix(o.RuntimeEndpoint, "unix://"), o.ImageDir, o.Snapshotter)
+		names, err := images.Importer{Address: o.RuntimeEndpoint, Snapshotter: o.Snapshotter}.ImportDir(ctx, o.ImageDir)
 		if err != nil {
 			return fmt.Errorf("import images from %s: %w", o.ImageDir, err)
 		}
@@ -291,25 +288,4 @@ func waitForRuntime(ctx context.Context, rt *cri.Remote, wait time.Duration) err
 	}
 }
 
-func main() {
-	o := &Options{}
-	cmd := &cobra.Command{
-		Use:           "kube-lite-kubelet",
-		Short:         "kube-lite's node agent: runs the pods bound to this node through containerd",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return o.Run(ctx)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "kube-lite-kubelet:", err)
-		os.Exit(1)
-	}
-}
+func main() { component.Main("kube-lite-kubelet", &Options{}) }
