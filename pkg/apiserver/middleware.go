@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +47,9 @@ func withRequestInfo(next http.Handler) http.Handler {
 type requestMetrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// served counts requests for the GC tuner (a counter it can read
+	// without going through the registry).
+	served atomic.Int64
 }
 
 func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
@@ -67,6 +71,7 @@ func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
 func (m *requestMetrics) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		m.served.Add(1)
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		info, _ := request.InfoFrom(r.Context())

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -72,6 +73,7 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 		return err
 	}
 	logs.nodes = srv
+	_ = startGCTuner(ctx, srv.metrics.served.Load, o.GCPercentUnderLoad, os.Getenv("GOGC"))
 
 	addr := net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort))
 	ln, err := net.Listen("tcp", addr)

@@ -55,6 +55,7 @@ type Server struct {
 	stores   []*handler.Store
 	security *security
 	clock    clock.Clock
+	metrics  *requestMetrics
 }
 
 // New assembles the server.
@@ -116,6 +117,7 @@ func (s *Server) Store(gr schema.GroupResource) (*handler.Store, bool) { return 
 
 func (s *Server) router(ctx context.Context, resources []*registry.Resource, profiling bool) http.Handler {
 	m := newRequestMetrics(s.registry)
+	s.metrics = m
 	disc := newDiscovery(resources)
 	oa := openapi.NewBuilder(resources, s.scheme)
 
