@@ -108,6 +108,9 @@ type result struct {
 	// its embedded etcd) and this process used during the step: on a small
 	// machine they share the same cores, so both are part of the cost.
 	serverCPU, benchCPU time.Duration
+	// serverSyscalls counts the apiserver's read and write system calls
+	// (sockets and the WAL): each is a kernel entry and usually a wakeup.
+	serverSyscalls int64
 }
 
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
@@ -142,7 +145,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	for _, n := range o.clients {
 		c0 := srv.cpu()
 		r, err := rawEtcdCreates(ctx, etcdClient, n, o.count, o.maxPerStep)
-		r.serverCPU, r.benchCPU = srv.cpu().sub(c0)
+		r.serverCPU, r.benchCPU, r.serverSyscalls = srv.cpu().sub(c0)
 		if err != nil {
 			return fmt.Errorf("etcd creates with %d clients: %w", n, err)
 		}
@@ -162,7 +165,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		c0 := srv.cpu()
 		r, err := createConfigMaps(ctx, cs, fmt.Sprintf("bench-c%d", n), n, o.count, o.maxPerStep)
-		r.serverCPU, r.benchCPU = srv.cpu().sub(c0)
+		r.serverCPU, r.benchCPU, r.serverSyscalls = srv.cpu().sub(c0)
 		stopProfile()
 		if profiled != nil {
 			if perr := <-profiled; perr != nil {
@@ -186,19 +189,20 @@ func run(ctx context.Context, o options, out io.Writer) error {
 }
 
 func printTable(out io.Writer, rs []result) {
-	fmt.Fprintf(out, "\n%-34s %8s %8s %10s %10s %10s %12s %12s\n", "measurement", "clients", "ops", "ops/s", "p50", "p99", "server µs/op", "bench µs/op")
+	fmt.Fprintf(out, "\n%-34s %8s %8s %10s %10s %10s %12s %12s %13s\n", "measurement", "clients", "ops", "ops/s", "p50", "p99", "server µs/op", "bench µs/op", "server rw/op")
 	for _, r := range rs {
 		slices.Sort(r.lat)
 		rate := fmt.Sprintf("%.0f", r.rate())
-		serverCPU, benchCPU := "-", "-"
+		serverCPU, benchCPU, syscalls := "-", "-", "-"
 		if r.latencyOnly {
 			rate = "-"
 		} else if r.ops > 0 {
 			serverCPU = fmt.Sprintf("%.0f", float64(r.serverCPU.Microseconds())/float64(r.ops))
 			benchCPU = fmt.Sprintf("%.0f", float64(r.benchCPU.Microseconds())/float64(r.ops))
+			syscalls = fmt.Sprintf("%.1f", float64(r.serverSyscalls)/float64(r.ops))
 		}
-		fmt.Fprintf(out, "%-34s %8d %8d %10s %10s %10s %12s %12s\n", r.what, r.clients, r.ops, rate,
-			fmtDur(percentile(r.lat, 0.50)), fmtDur(percentile(r.lat, 0.99)), serverCPU, benchCPU)
+		fmt.Fprintf(out, "%-34s %8d %8d %10s %10s %10s %12s %12s %13s\n", r.what, r.clients, r.ops, rate,
+			fmtDur(percentile(r.lat, 0.50)), fmtDur(percentile(r.lat, 0.99)), serverCPU, benchCPU, syscalls)
 	}
 }
 
@@ -574,10 +578,13 @@ func (p *apiserverProcess) stop() {
 
 // cpuTimes is the CPU time (user + system) used so far by the apiserver
 // process and by this process.
-type cpuTimes struct{ server, bench time.Duration }
+type cpuTimes struct {
+	server, bench  time.Duration
+	serverSyscalls int64
+}
 
-func (c cpuTimes) sub(prev cpuTimes) (server, bench time.Duration) {
-	return c.server - prev.server, c.bench - prev.bench
+func (c cpuTimes) sub(prev cpuTimes) (server, bench time.Duration, serverSyscalls int64) {
+	return c.server - prev.server, c.bench - prev.bench, c.serverSyscalls - prev.serverSyscalls
 }
 
 // cpu reads both processes' CPU time; a figure it cannot read is zero
@@ -589,7 +596,28 @@ func (p *apiserverProcess) cpu() cpuTimes {
 		c.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	c.server, _ = processCPU(p.cmd.Process.Pid)
+	c.serverSyscalls, _ = processSyscalls(p.cmd.Process.Pid)
 	return c
+}
+
+// processSyscalls is syscr + syscw of pid from /proc/pid/io.
+func processSyscalls(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok && (k == "syscr" || k == "syscw") {
+			c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/io: %w", pid, err)
+			}
+			n += c
+		}
+	}
+	return n, nil
 }
 
 // processCPU is utime + stime of pid from /proc/pid/stat.
