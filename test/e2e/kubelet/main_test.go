@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kube-lite/kube-lite/pkg/kubelet/cri"
 	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
@@ -155,7 +156,25 @@ func setup(m *testing.M) (int, error) {
 		log, _ := os.ReadFile(env.kubeletLog)
 		fmt.Fprintf(os.Stderr, "---- kubelet log (last 60 lines) ----\n%s\n", e2eutil.LastLines(string(log), 60))
 	}
+	if err := waitNodeEmpty(sock); err != nil {
+		fmt.Fprintln(os.Stderr, "kubelet e2e teardown:", err)
+	}
 	return code, nil
+}
+
+// waitNodeEmpty lets the kubelet tear down the pods the tests deleted
+// (their CNI DEL removes hostPort rules from the host's iptables) before
+// containerd is stopped under it.
+func waitNodeEmpty(sock string) error {
+	rt, err := cri.Dial(sock)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	return e2eutil.Eventually(context.Background(), "no pod sandboxes left", func(ctx context.Context) (bool, error) {
+		sandboxes, err := rt.ListPodSandbox(ctx, nil)
+		return err == nil && len(sandboxes) == 0, nil
+	})
 }
 
 func startAPIServer(tmp string) (func(), error) {

@@ -452,3 +452,21 @@ func TestKubeletRestartKeepsContainers(t *testing.T) {
 		t.Fatalf("after the kubelet restart: container %s restarts %d state %+v, want %s still running", s.ContainerID, s.RestartCount, s.State, id)
 	}
 }
+
+func TestHostPortReachesThePod(t *testing.T) {
+	requireCluster(t)
+	ns := namespace(t)
+	pod := simplePod("hostport", testapp)
+	hostPort := int32(20000 + os.Getpid()%10000)
+	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: hostPort}}
+	createPod(t, ns, pod)
+	p := waitPod(t, ns, "hostport", "Running and Ready", func(p *corev1.Pod) bool { return running(p) && e2eutil.PodReady(p) })
+	url := "http://" + net.JoinHostPort(p.Status.HostIP, fmt.Sprint(hostPort)) + "/"
+	code, body, err := httpGet(url)
+	if err != nil || code != 200 {
+		t.Fatalf("GET %s: %d %v", url, code, err)
+	}
+	if !strings.Contains(body, "ip="+p.Status.PodIP) {
+		t.Fatalf("%s answered %q, want the pod (ip=%s)", url, body, p.Status.PodIP)
+	}
+}
