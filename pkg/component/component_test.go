@@ -63,24 +63,3 @@ func TestHealthAndMetricsEndpoints(t *testing.T) {
 		t.Fatalf("ServeListener after cancel: %v", err)
 	}
 }
-
-func TestLeaderElectionValidate(t *testing.T) {
-	tests := []struct {
-		name    string
-		o       LeaderElection
-		wantErr bool
-	}{
-		{"off needs nothing", LeaderElection{}, false},
-		{"upstream defaults", LeaderElection{Enabled: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}, false},
-		{"lease not longer than renew deadline", LeaderElection{Enabled: true, LeaseDuration: 10 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}, true},
-		{"renew deadline not longer than retry", LeaderElection{Enabled: true, LeaseDuration: 15 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 2 * time.Second}, true},
-		{"no retry period", LeaderElection{Enabled: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.o.Validate(); (err != nil) != tc.wantErr {
-				t.Fatalf("Validate() = %v, want error %v", err, tc.wantErr)
-			}
-		})
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-lite/kube-lite/pkg/component"
+	"github.com/kube-lite/kube-lite/pkg/component/leaderelect"
 )
 
 // ProtobufContentType is the wire format the scheduler asks for.
@@ -26,7 +27,7 @@ type Options struct {
 	KubeAPIBurst             int
 	Parallelism              int
 	PercentageOfNodesToScore int32
-	LeaderElection           component.LeaderElection
+	LeaderElection           leaderelect.Options
 }
 
 // NewOptions returns the defaults.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kube-lite/kube-lite/pkg/component"
+	"github.com/kube-lite/kube-lite/pkg/component/leaderelect"
 )
 
 // Options are the controller manager's flags, named as upstream's.
@@ -38,7 +38,7 @@ type Options struct {
 	// replacing a failed pod. Not a flag (upstream has none); tests shorten it.
 	JobPodFailureBackoff time.Duration
 
-	LeaderElection component.LeaderElection
+	LeaderElection leaderelect.Options
 }
 
 // NewOptions returns the defaults.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-lite/kube-lite/pkg/component"
+	"github.com/kube-lite/kube-lite/pkg/component/leaderelect"
 	"github.com/kube-lite/kube-lite/pkg/controller/manager"
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
@@ -106,7 +106,7 @@ func TestTwoReplicasNeverBothAct(t *testing.T) {
 	}
 }
 
-func leaderOptions(id string) (o component.LeaderElection) {
+func leaderOptions(id string) (o leaderelect.Options) {
 	o = testOptions().LeaderElection
 	o.Enabled = true
 	o.Namespace = "kube-system"

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kube-lite/kube-lite/pkg/component"
+	"github.com/kube-lite/kube-lite/pkg/component/leaderelect"
 	"github.com/kube-lite/kube-lite/pkg/scheduler"
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
@@ -25,7 +25,7 @@ func replica(t *testing.T, ctx context.Context, c kubernetes.Interface, id strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	le := component.LeaderElection{Enabled: true, Namespace: "kube-system", Name: "kube-scheduler", Identity: id,
+	le := leaderelect.Options{Enabled: true, Namespace: "kube-system", Name: "kube-scheduler", Identity: id,
 		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond}
 	done := make(chan struct{})
 	go func() {

@@ -1,4 +1,10 @@
-package component
+// Package leaderelect runs a component's work under a leader Lease
+// (coordination.k8s.io/v1), with upstream's flags.
+//
+// It is apart from package component because it needs client-go's typed
+// clients, whose scheme registers every API group at init: the apiserver,
+// which elects no leader, would link and initialise all of them for nothing.
+package leaderelect
 
 import (
 	"context"
@@ -14,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// LeaderElection configures leader election on a coordination.k8s.io Lease.
-type LeaderElection struct {
+// Options configures leader election on a coordination.k8s.io Lease.
+type Options struct {
 	Enabled       bool
 	Namespace     string
 	Name          string
@@ -26,7 +32,7 @@ type LeaderElection struct {
 }
 
 // AddFlags registers the upstream flag names.
-func (o *LeaderElection) AddFlags(fs *pflag.FlagSet, defaultName string) {
+func (o *Options) AddFlags(fs *pflag.FlagSet, defaultName string) {
 	fs.BoolVar(&o.Enabled, "leader-elect", true, "Acquire a leader Lease before doing work, so that replicas can run side by side.")
 	fs.StringVar(&o.Namespace, "leader-elect-resource-namespace", "kube-system", "Namespace of the leader Lease.")
 	fs.StringVar(&o.Name, "leader-elect-resource-name", defaultName, "Name of the leader Lease.")
@@ -36,7 +42,7 @@ func (o *LeaderElection) AddFlags(fs *pflag.FlagSet, defaultName string) {
 }
 
 // Validate checks the durations are consistent as client-go requires.
-func (o *LeaderElection) Validate() error {
+func (o *Options) Validate() error {
 	if !o.Enabled {
 		return nil
 	}
@@ -51,7 +57,7 @@ func (o *LeaderElection) Validate() error {
 
 // Run calls run once this process leads (at once when election is off) and
 // returns when ctx ends or leadership is lost; run's ctx is cancelled then.
-func (o *LeaderElection) Run(ctx context.Context, client kubernetes.Interface, run func(ctx context.Context)) error {
+func (o *Options) Run(ctx context.Context, client kubernetes.Interface, run func(ctx context.Context)) error {
 	if !o.Enabled {
 		run(ctx)
 		return nil
