@@ -546,10 +546,17 @@ func (c *Controller) rolloutRolling(ctx context.Context, d *appsv1.Deployment, r
 }
 
 // newRSReplicas is how big the new ReplicaSet may be now: up to the
-// Deployment's size, without the total passing replicas + maxSurge.
+// Deployment's size, without the pods passing replicas + maxSurge. An old
+// ReplicaSet just scaled down still has its pods until its controller has
+// deleted them, so each counts with the larger of its size and its pods.
 func newRSReplicas(d *appsv1.Deployment, all []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) int32 {
 	surge, _ := surgeAndUnavailable(d)
-	current := specSum(all)
+	var current int32
+	for _, rs := range all {
+		if rs != nil {
+			current += max(rsReplicas(rs), rs.Status.Replicas)
+		}
+	}
 	maxTotal := replicas(d) + surge
 	cur := rsReplicas(newRS)
 	if current >= maxTotal {
