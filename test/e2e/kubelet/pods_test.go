@@ -125,6 +125,7 @@ func TestPodRunsWithAnIPInThePodCIDR(t *testing.T) {
 	ns := namespace(t)
 	pod := simplePod("web", testapp)
 	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
+	pod.Spec.Containers[0].ReadinessProbe = testappProbe("/readyz", 1)
 	createPod(t, ns, pod)
 	p := waitPod(t, ns, "web", "Running and Ready", func(p *corev1.Pod) bool { return running(p) && e2eutil.PodReady(p) })
 	_, cidr, _ := net.ParseCIDR(podCIDR)
@@ -459,6 +460,8 @@ func TestHostPortReachesThePod(t *testing.T) {
 	pod := simplePod("hostport", testapp)
 	hostPort := int32(20000 + os.Getpid()%10000)
 	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: hostPort}}
+	// Ready once it answers on its own IP, so a refusal below is the hostPort's.
+	pod.Spec.Containers[0].ReadinessProbe = testappProbe("/readyz", 1)
 	createPod(t, ns, pod)
 	p := waitPod(t, ns, "hostport", "Running and Ready", func(p *corev1.Pod) bool { return running(p) && e2eutil.PodReady(p) })
 	url := "http://" + net.JoinHostPort(p.Status.HostIP, fmt.Sprint(hostPort)) + "/"
