@@ -11,13 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
-
-func intOrString(port int) intstr.IntOrString { return intstr.FromInt32(int32(port)) }
 
 // The tests run in this order: the ones that take a component down come
 // last and start it again when they end.

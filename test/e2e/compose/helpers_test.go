@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 // namespace creates a namespace named after the test and deletes it when
@@ -57,7 +59,7 @@ func testappDeployment(name string, replicas int32) *appsv1.Deployment {
 						Image: testapp,
 						Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
 						ReadinessProbe: &corev1.Probe{
-							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intOrString(8080)}},
+							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: e2eutil.IntOrString(8080)}},
 							PeriodSeconds: 2,
 						},
 					}},
@@ -80,7 +82,7 @@ func runningPods(ctx context.Context, ns, app string) (map[string][]corev1.Pod, 
 	n := 0
 	var others []string
 	for _, p := range list.Items {
-		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || !podReady(&p) {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || !e2eutil.PodReady(&p) {
 			if p.DeletionTimestamp == nil {
 				others = append(others, p.Name+" "+describePod(&p))
 			}
@@ -90,15 +92,6 @@ func runningPods(ctx context.Context, ns, app string) (map[string][]corev1.Pod, 
 		n++
 	}
 	return byNode, n, strings.Join(others, "; "), nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // describeSpread is "node-1=2 node-2=2 node-3=2" for failure messages.

@@ -24,6 +24,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
 const (
@@ -52,7 +54,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	root, err := filepath.Abs("../../..")
+	root, err := e2eutil.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/kube-lite/kube-lite/pkg/pki"
 )
 
 // APIServer is a kube-lite-apiserver process on loopback that serves with
@@ -50,7 +52,7 @@ func StartAPIServer(bin, dir string, args ...string) (*APIServer, error) {
 		return nil, fmt.Errorf("start apiserver: %w", err)
 	}
 	go func() { _ = s.cmd.Wait(); logFile.Close(); close(s.exited) }()
-	certFile := filepath.Join(certDir, "apiserver.crt")
+	certFile := filepath.Join(certDir, pki.SelfSignedCertFile)
 	if err := s.waitReady(certFile); err != nil {
 		s.Stop()
 		log, _ := os.ReadFile(s.LogPath)

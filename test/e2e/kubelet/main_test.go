@@ -40,7 +40,8 @@ var podCIDR, bridge string
 // pickNetwork chooses a /24 in 10.244.100-249.0 that no interface on this
 // host uses, and a bridge name from it.
 func pickNetwork() error {
-	used := map[string]bool{}
+	// Third octets of the host's 10.x.y.z addresses.
+	used := map[int]bool{}
 	ifaces, err := net.Interfaces()
 	if err != nil {
 		return err
@@ -48,15 +49,17 @@ func pickNetwork() error {
 	for _, i := range ifaces {
 		addrs, _ := i.Addrs()
 		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
-				used[fmt.Sprintf("%d", n.IP.To4()[2])+"/"+fmt.Sprintf("%d", n.IP.To4()[0])] = true
+			if n, ok := a.(*net.IPNet); ok {
+				if ip4 := n.IP.To4(); ip4 != nil && ip4[0] == 10 {
+					used[int(ip4[2])] = true
+				}
 			}
 		}
 	}
 	start := os.Getpid() % 150
 	for i := 0; i < 150; i++ {
 		octet := 100 + (start+i)%150
-		if !used[fmt.Sprintf("%d/10", octet)] {
+		if !used[octet] {
 			podCIDR = fmt.Sprintf("10.244.%d.0/24", octet)
 			bridge = fmt.Sprintf("kle2e%d", octet)
 			return nil
