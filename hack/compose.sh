@@ -59,9 +59,9 @@ ensure_dockerd() {
 
 build_image() {
 	if [ -z "${SKIP_BUILD:-}" ]; then
-		step "build: bin/ (CGO_ENABLED=0)"
-		mkdir -p "$BIN"
-		(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/" ./cmd/...) || fail "" "fix the build ('make build')"
+		step "build: bin/ (make build)"
+		# make build, not go build: it carries the build flags (GO_BUILD_FLAGS).
+		make -C "$ROOT" --no-print-directory build BIN="$BIN" || fail "" "fix the build ('make build')"
 	fi
 	step "images: pause, busybox and testapp OCI tarballs"
 	local images=$CACHE/images

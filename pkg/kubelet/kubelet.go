@@ -114,15 +114,16 @@ type Kubelet struct {
 	synced      []cache.InformerSynced
 	factories   []informers.SharedInformerFactory
 
-	mu sync.Mutex
 	// nodeStatusKick asks the node status loop to report now (the network
 	// became ready), instead of at its next tick.
 	nodeStatusKick chan struct{}
-	pods           map[types.UID]*podState
-	podCIDR        string
-	netReady       bool
-	netErr         string
-	runCtx         context.Context
+
+	mu       sync.Mutex
+	pods     map[types.UID]*podState
+	podCIDR  string
+	netReady bool
+	netErr   string
+	runCtx   context.Context
 }
 
 // podState is the kubelet's memory of one pod. pod is updated by the
