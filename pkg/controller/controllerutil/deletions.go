@@ -46,3 +46,12 @@ func (d *PodDeletions) Observed(key string, uid types.UID) {
 		d.expectations.DeletionObserved(key)
 	}
 }
+
+// Forget drops what is pending for key and its expectations, once the
+// controller object is gone.
+func (d *PodDeletions) Forget(key string) {
+	d.mu.Lock()
+	delete(d.pending, key)
+	d.mu.Unlock()
+	d.expectations.Forget(key)
+}

@@ -195,7 +195,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	cached, err := c.jobLister.Jobs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.expectations.Forget(key)
+		c.deletions.Forget(key)
 		return nil
 	}
 	if err != nil {

@@ -73,7 +73,7 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
 		DeleteFunc: func(obj any) {
 			if key, ok := controllerutil.KeyFunc(obj); ok {
-				c.expectations.Forget(key)
+				c.deletions.Forget(key)
 				c.queue.Add(key)
 			}
 		},
@@ -199,7 +199,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	rs, err := c.rsLister.ReplicaSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.expectations.Forget(key)
+		c.deletions.Forget(key)
 		return nil
 	}
 	if err != nil {

@@ -573,10 +573,16 @@ func (b *bench) criFloor(n int, parallel bool) (*floorResult, error) {
 	for i := 0; i < n; i++ {
 		go func(i int) { errs <- onePod(i, begin) }(i)
 	}
+	// Every pod is waited for, even after an error, so that the deferred
+	// cleanup sees all the sandboxes that were made.
+	var first error
 	for i := 0; i < n; i++ {
-		if err := <-errs; err != nil {
-			return nil, err
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
+	}
+	if first != nil {
+		return nil, first
 	}
 	return res, nil
 }

@@ -322,7 +322,7 @@ func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), e
 	if err != nil {
 		return nil, nil, err
 	}
-	caFile := filepath.Join(dir, "client-ca", "ca.crt")
+	caFile := filepath.Join(dir, "client-ca", pki.CACertFile)
 	args := []string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--data-dir", filepath.Join(dir, "etcd"), "--cert-dir", filepath.Join(dir, "certs"), "--client-ca-file", caFile}
 	var stop func()
