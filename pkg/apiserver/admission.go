@@ -122,7 +122,7 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 			return obj.(*corev1.Namespace), nil
 		}
 	}
-	st, ok := g.s.storeFor(schema.GroupResource{Resource: "namespaces"})
+	st, ok := g.s.storeFor(namespacesGR)
 	if !ok {
 		return &corev1.Namespace{}, nil
 	}
@@ -146,6 +146,22 @@ func (r storeReader) cached(gr schema.GroupResource, namespace string) ([]runtim
 		return nil, false
 	}
 	return c.list(namespace)
+}
+
+// cachedItems is cached as the items of a typed list (T's list's Items).
+func cachedItems[T any, P interface {
+	*T
+	runtime.Object
+}](r storeReader, gr schema.GroupResource, namespace string) ([]T, bool) {
+	objs, ok := r.cached(gr, namespace)
+	if !ok {
+		return nil, false
+	}
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, *o.(P))
+	}
+	return out, true
 }
 
 // list reads every object of gr in namespace (all namespaces when empty).
@@ -180,12 +196,8 @@ func (r storeReader) ListObjects(ctx context.Context, gr schema.GroupResource, n
 
 // ListLimitRanges implements limitranger.Lister.
 func (r storeReader) ListLimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error) {
-	if objs, ok := r.cached(limitRangesGR, namespace); ok {
-		out := make([]corev1.LimitRange, 0, len(objs))
-		for _, o := range objs {
-			out = append(out, *o.(*corev1.LimitRange))
-		}
-		return out, nil
+	if items, ok := cachedItems[corev1.LimitRange](r, limitRangesGR, namespace); ok {
+		return items, nil
 	}
 	list, ok, err := r.list(ctx, limitRangesGR, namespace)
 	if err != nil || !ok {
@@ -204,12 +216,8 @@ var (
 // The cache decides which quotas apply; charging re-reads each quota inside
 // a compare-and-swap, so usage never comes from the cache.
 func (r storeReader) ListResourceQuotas(ctx context.Context, namespace string) ([]corev1.ResourceQuota, error) {
-	if objs, ok := r.cached(quotaGR, namespace); ok {
-		out := make([]corev1.ResourceQuota, 0, len(objs))
-		for _, o := range objs {
-			out = append(out, *o.(*corev1.ResourceQuota))
-		}
-		return out, nil
+	if items, ok := cachedItems[corev1.ResourceQuota](r, quotaGR, namespace); ok {
+		return items, nil
 	}
 	list, ok, err := r.list(ctx, quotaGR, namespace)
 	if err != nil || !ok {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -90,14 +91,7 @@ func (c *objectCache) current() bool {
 }
 
 func (c *objectCache) noteWrite(obj runtime.Object) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return
-	}
-	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return
-	}
+	rev := revisionOf(obj)
 	for {
 		cur := c.written.Load()
 		if rev <= cur || c.written.CompareAndSwap(cur, rev) {
@@ -166,7 +160,7 @@ func (c *objectCache) watchOnce(ctx context.Context) error {
 	for ev := range w.ResultChan() {
 		switch ev.Type {
 		case watch.Error:
-			return apiStatusError(ev.Object)
+			return apierrors.FromObject(ev.Object)
 		case watch.Bookmark:
 			if initial && isInitialEventsEnd(ev.Object) {
 				c.mu.Lock()
@@ -226,12 +220,7 @@ func isInitialEventsEnd(obj runtime.Object) bool {
 // get returns a copy of the cached object; ok is false when the cache is not
 // synced yet or has no such object.
 func (c *objectCache) get(ns, name string) (runtime.Object, bool) {
-	if !c.current() {
-		return nil, false
-	}
-	c.mu.RLock()
-	obj, ok := c.objs[ns][name]
-	c.mu.RUnlock()
+	obj, ok := c.peek(ns, name)
 	if !ok {
 		return nil, false
 	}
@@ -263,15 +252,4 @@ func (c *objectCache) list(ns string) (objs []runtime.Object, synced bool) {
 		objs = append(objs, obj.DeepCopyObject())
 	}
 	return objs, true
-}
-
-type statusError struct{ status metav1.Status }
-
-func (e *statusError) Error() string { return e.status.Message }
-
-func apiStatusError(obj runtime.Object) error {
-	if s, ok := obj.(*metav1.Status); ok {
-		return &statusError{status: *s}
-	}
-	return &statusError{status: metav1.Status{Message: "watch error"}}
 }

@@ -58,10 +58,7 @@ func (c EscalationCheck) checkRole(ctx context.Context, a *admission.Attributes,
 	if c.may(ctx, a.User, "escalate", gr.Resource, ns, name) {
 		return nil
 	}
-	if missing := c.uncovered(ctx, a.User, ns, rules); len(missing) > 0 {
-		return apierrors.NewForbidden(gr, name, fmt.Errorf("user %q is attempting to grant RBAC permissions not currently held:\n%s", userName(a.User), strings.Join(missing, "\n")))
-	}
-	return nil
+	return c.holdsAll(ctx, a, gr, ns, name, rules)
 }
 
 func (c EscalationCheck) checkBinding(ctx context.Context, a *admission.Attributes, gr schema.GroupResource, ns, name string, ref rbacv1.RoleRef) error {
@@ -75,6 +72,11 @@ func (c EscalationCheck) checkBinding(ctx context.Context, a *admission.Attribut
 	c.Roles.mu.RLock()
 	rules := c.Roles.rulesOf(ns, ref)
 	c.Roles.mu.RUnlock()
+	return c.holdsAll(ctx, a, gr, ns, name, rules)
+}
+
+// holdsAll refuses the write of gr name unless its author may do all of rules in ns.
+func (c EscalationCheck) holdsAll(ctx context.Context, a *admission.Attributes, gr schema.GroupResource, ns, name string, rules []rbacv1.PolicyRule) error {
 	if missing := c.uncovered(ctx, a.User, ns, rules); len(missing) > 0 {
 		return apierrors.NewForbidden(gr, name, fmt.Errorf("user %q is attempting to grant RBAC permissions not currently held:\n%s", userName(a.User), strings.Join(missing, "\n")))
 	}
