@@ -6,7 +6,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -60,8 +59,8 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 		return registry.WrongType("configmap", obj)
 	}
 	return append(Validate(cm), validation.FrozenData(cm.Immutable, oldCM.Immutable,
-		validation.DataChange{Field: "data", Changed: !apiequality.Semantic.DeepEqual(cm.Data, oldCM.Data)},
-		validation.DataChange{Field: "binaryData", Changed: !apiequality.Semantic.DeepEqual(cm.BinaryData, oldCM.BinaryData)},
+		validation.DataChange{Field: "data", New: cm.Data, Old: oldCM.Data},
+		validation.DataChange{Field: "binaryData", New: cm.BinaryData, Old: oldCM.BinaryData},
 	)...)
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -101,7 +100,7 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	errs := Validate(s)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(s.Type, oldS.Type, field.NewPath("type"))...)
 	return append(errs, validation.FrozenData(s.Immutable, oldS.Immutable,
-		validation.DataChange{Field: "data", Changed: !apiequality.Semantic.DeepEqual(s.Data, oldS.Data)},
+		validation.DataChange{Field: "data", New: s.Data, Old: oldS.Data},
 	)...)
 }
 

@@ -10,6 +10,7 @@ package validation
 import (
 	"fmt"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -62,10 +63,11 @@ func DataKeys[V any](data map[string]V, fldPath *field.Path) field.ErrorList {
 }
 
 // DataChange is one data map of a ConfigMap or Secret update: its field
-// name and whether it differs from the stored object.
+// name, its new value and the stored object's. FrozenData compares them only
+// for an immutable object, so an ordinary update never pays for it.
 type DataChange struct {
-	Field   string
-	Changed bool
+	Field    string
+	New, Old any
 }
 
 // FrozenData enforces `immutable: true` on a ConfigMap or Secret: once the
@@ -81,7 +83,7 @@ func FrozenData(immutable, oldImmutable *bool, maps ...DataChange) field.ErrorLi
 		errs = append(errs, field.Forbidden(field.NewPath("immutable"), msg))
 	}
 	for _, m := range maps {
-		if m.Changed {
+		if !apiequality.Semantic.DeepEqual(m.New, m.Old) {
 			errs = append(errs, field.Forbidden(field.NewPath(m.Field), msg))
 		}
 	}

@@ -14,14 +14,14 @@ func TestFrozenData(t *testing.T) {
 		maps              []DataChange
 		want              []string
 	}{
-		{name: "mutable object may change", oldImm: ptr.To(false), maps: []DataChange{{Field: "data", Changed: true}}},
-		{name: "unset old may change", maps: []DataChange{{Field: "data", Changed: true}}},
+		{name: "mutable object may change", oldImm: ptr.To(false), maps: []DataChange{{Field: "data", New: "a", Old: "b"}}},
+		{name: "unset old may change", maps: []DataChange{{Field: "data", New: "a", Old: "b"}}},
 		{name: "immutable unchanged", immutable: ptr.To(true), oldImm: ptr.To(true), maps: []DataChange{{Field: "data"}}},
 		{name: "immutable may not be unset", oldImm: ptr.To(true), want: []string{"immutable"}},
 		{name: "frozen maps may not change", immutable: ptr.To(true), oldImm: ptr.To(true),
-			maps: []DataChange{{Field: "data", Changed: true}, {Field: "binaryData"}, {Field: "other", Changed: true}},
+			maps: []DataChange{{Field: "data", New: "a", Old: "b"}, {Field: "binaryData"}, {Field: "other", New: "a", Old: "b"}},
 			want: []string{"data", "other"}},
-		{name: "both", immutable: ptr.To(false), oldImm: ptr.To(true), maps: []DataChange{{Field: "data", Changed: true}},
+		{name: "both", immutable: ptr.To(false), oldImm: ptr.To(true), maps: []DataChange{{Field: "data", New: "a", Old: "b"}},
 			want: []string{"immutable", "data"}},
 	}
 	for _, tt := range tests {
