@@ -25,7 +25,7 @@ func (s *Scheduler) addInformers() {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName!=" }))
 	s.nodeFactory = informers.NewSharedInformerFactory(s.client, 0)
 
-	_, _ = s.unscheduledFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	s.register(s.unscheduledFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pod, ok := obj.(*v1.Pod); ok && s.responsibleFor(pod) && !s.cache.HasPod(pod) {
 				s.queue.Add(pod)
@@ -48,9 +48,9 @@ func (s *Scheduler) addInformers() {
 				s.queue.Delete(pod)
 			}
 		},
-	})
+	}))
 
-	_, _ = s.assignedFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	s.register(s.assignedFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			pod, ok := obj.(*v1.Pod)
 			if !ok || pod.Spec.NodeName == "" || terminal(pod) {
@@ -78,9 +78,9 @@ func (s *Scheduler) addInformers() {
 				s.queue.MoveAllToActiveOrBackoffQueue(pluginsHelpedBy(assignedPodDelete))
 			}
 		},
-	})
+	}))
 
-	_, _ = s.nodeFactory.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	s.register(s.nodeFactory.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if node, ok := obj.(*v1.Node); ok {
 				s.cache.AddNode(node)
@@ -114,7 +114,7 @@ func (s *Scheduler) addInformers() {
 				s.queue.MoveAllToActiveOrBackoffQueue(pluginsHelpedBy(nodeDelete))
 			}
 		},
-	})
+	}))
 }
 
 // nodeChanges lists the scheduling-relevant changes of a node update;
@@ -184,4 +184,13 @@ func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reaso
 		return fmt.Errorf("patch %s/%s status: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// register keeps a handler's registration: an informer counts as synced
+// once it has listed, but the queue and the cache are only complete once
+// the handlers have seen every listed object.
+func (s *Scheduler) register(reg toolscache.ResourceEventHandlerRegistration, err error) {
+	if err == nil {
+		s.handlers = append(s.handlers, reg)
+	}
 }

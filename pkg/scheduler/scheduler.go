@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -77,6 +78,7 @@ type Scheduler struct {
 	recorder    record.EventRecorder
 
 	unscheduledFactory informers.SharedInformerFactory
+	handlers           []toolscache.ResourceEventHandlerRegistration
 	assignedFactory    informers.SharedInformerFactory
 	nodeFactory        informers.SharedInformerFactory
 
@@ -176,6 +178,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return fmt.Errorf("informer for %v did not sync", typ)
 			}
 		}
+	}
+	handlersSynced := make([]toolscache.InformerSynced, len(s.handlers))
+	for i, h := range s.handlers {
+		handlersSynced[i] = h.HasSynced
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), handlersSynced...) {
+		return nil // ctx ended
 	}
 	s.synced.Store(true)
 	slog.Info("scheduler started", "name", s.name, "nodes", s.cache.NodeCount())
