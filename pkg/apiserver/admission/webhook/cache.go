@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,8 +26,10 @@ type Cache[T runtime.Object] struct {
 	watch WatchFunc
 	clock clock.Clock
 
-	mu     sync.RWMutex
-	items  []T
+	// items is nil until the first sync. Every request of every kind reads
+	// it (twice, mutating and validating), from all cores: an atomic load
+	// keeps that off a shared lock word.
+	items  atomic.Pointer[[]T]
 	synced chan struct{}
 	once   sync.Once
 }
@@ -45,9 +48,7 @@ func NewStaticCache[T runtime.Object](items ...T) *Cache[T] {
 
 func (c *Cache[T]) set(items []T) {
 	sort.Slice(items, func(i, j int) bool { return nameOf(items[i]) < nameOf(items[j]) })
-	c.mu.Lock()
-	c.items = items
-	c.mu.Unlock()
+	c.items.Store(&items)
 	c.once.Do(func() { close(c.synced) })
 }
 
@@ -61,14 +62,15 @@ func nameOf(obj runtime.Object) string {
 
 // List returns the objects sorted by name, waiting for the first sync.
 func (c *Cache[T]) List(ctx context.Context) ([]T, error) {
+	if items := c.items.Load(); items != nil {
+		return *items, nil
+	}
 	select {
 	case <-c.synced:
+		return *c.items.Load(), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.items, nil
 }
 
 // Run keeps the cache current until ctx ends, reopening the watch (and
