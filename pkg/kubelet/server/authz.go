@@ -51,6 +51,11 @@ func verbOf(method string) string {
 	return strings.ToLower(method)
 }
 
+// maxSARAnswers bounds the remembered answers: one per user, group set,
+// verb and subresource, which is few on a node, unless many short-lived
+// identities (bound service-account tokens) call it.
+const maxSARAnswers = 1024
+
 // SARAuthorizer asks the apiserver with SubjectAccessReviews, remembering
 // answers briefly as upstream's webhook authorizer does.
 type SARAuthorizer struct {
@@ -97,7 +102,24 @@ func (a *SARAuthorizer) Authorize(ctx context.Context, user string, groups []str
 	if a.cache == nil {
 		a.cache = map[string]sarAnswer{}
 	}
+	if len(a.cache) >= maxSARAnswers {
+		a.evict(now)
+	}
 	a.cache[key] = sarAnswer{allowed: review.Status.Allowed, reason: review.Status.Reason, expires: now.Add(ttl)}
 	a.mu.Unlock()
 	return review.Status.Allowed, review.Status.Reason, nil
+}
+
+// evict drops the expired answers, and all of them if none had expired:
+// asking again costs one review each, remembering without bound costs
+// memory for as long as the kubelet runs.
+func (a *SARAuthorizer) evict(now time.Time) {
+	for k, ans := range a.cache {
+		if !now.Before(ans.expires) {
+			delete(a.cache, k)
+		}
+	}
+	if len(a.cache) >= maxSARAnswers {
+		clear(a.cache)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -136,5 +137,33 @@ func TestSARAuthorizerAsksOnceAndRemembers(t *testing.T) {
 	_, _, _ = z.Authorize(ctx, "ops", nil, "get", "proxy")
 	if len(asked) != 3 {
 		t.Fatalf("asked %d times, want 3: the denial expired, the allowance did not", len(asked))
+	}
+}
+
+func TestSARAuthorizerForgetsExpiredAnswers(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		sar := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+		sar.Status.Allowed = true
+		return true, sar, nil
+	})
+	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
+	z := &SARAuthorizer{Client: cs, Node: "n1", Clock: clk, AllowTTL: time.Minute, DenyTTL: 10 * time.Second}
+	ctx := context.Background()
+	// Every caller is another identity (a token per pod, say), each
+	// remembered for a minute; over hours the kubelet must not keep them all.
+	for i := range 5 * maxSARAnswers {
+		if i%100 == 0 {
+			clk.SetTime(clk.Now().Add(10 * time.Second))
+		}
+		if ok, _, err := z.Authorize(ctx, fmt.Sprintf("system:serviceaccount:ns:sa-%d", i), nil, "get", "proxy"); err != nil || !ok {
+			t.Fatalf("caller %d: %v %v", i, ok, err)
+		}
+	}
+	z.mu.Lock()
+	n := len(z.cache)
+	z.mu.Unlock()
+	if n > maxSARAnswers {
+		t.Fatalf("%d answers remembered, want at most %d", n, maxSARAnswers)
 	}
 }
