@@ -80,7 +80,6 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	ln = batchListener{ln}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
