@@ -14,11 +14,14 @@ set -euo pipefail
 BASE_IMAGE=${BASE_IMAGE:-kube-lite/base:bookworm}
 CACHE=${KUBE_LITE_CACHE:-/var/cache/kube-lite}
 SUITE=bookworm
-# What the node, control-plane, etcd and registry containers need. The list
-# is part of the cache key, so changing it rebuilds the tarball.
-PACKAGES=ca-certificates,iproute2,iptables,containerd,runc,containernetworking-plugins,busybox-static,curl,etcd-server,etcd-client,docker-registry,skopeo,procps,util-linux,kmod
 
 die() { echo "compose-base.sh: $*" >&2; exit 1; }
+
+# What the node, control-plane, etcd and registry containers need, from the
+# list the Dockerfile installs too, comma-separated for debootstrap. The list
+# is part of the cache key, so changing it rebuilds the tarball.
+PACKAGES=$(sed -e 's/#.*//' "$(dirname "$0")/../deploy/compose/packages" | xargs | tr ' ' ',')
+[ -n "$PACKAGES" ] || die "no packages in deploy/compose/packages"
 
 if [ -z "${FORCE:-}" ] && docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
 	echo "$BASE_IMAGE exists"

@@ -78,10 +78,12 @@ build_image() {
 	# Dockerfile copies. Hard links keep it cheap.
 	local ctx=$CACHE/context
 	rm -rf "$ctx"
-	mkdir -p "$ctx/deploy/compose"
+	mkdir -p "$ctx/deploy/compose" "$ctx/hack"
 	cp -al "$BIN" "$ctx/bin" 2>/dev/null || cp -a "$BIN" "$ctx/bin"
 	cp -a "$images" "$ctx/images"
-	cp -a "$ROOT/deploy/compose/entrypoint.sh" "$ctx/deploy/compose/"
+	cp -a "$ROOT/deploy/compose/entrypoint.sh" "$ROOT/deploy/compose/packages" "$ctx/deploy/compose/"
+	# The node entrypoint writes containerd's config with it.
+	cp -a "$ROOT/hack/containerd.sh" "$ctx/hack/"
 	mkdir -p "$CDIR"
 	DOCKER_BUILDKIT=0 docker build -t "$KUBE_LITE_IMAGE" --build-arg "BASE_IMAGE=$BASE_IMAGE" -f "$ROOT/Dockerfile" "$ctx" >"$CDIR/build.log" 2>&1 ||
 		fail "$CDIR/build.log" "see the build log"

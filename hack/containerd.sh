@@ -3,12 +3,17 @@
 # state and socket under one directory, so that tests never touch (or depend
 # on) a system containerd.
 #
-#   hack/containerd.sh install      apt-get install what is missing (idempotent)
-#   hack/containerd.sh start DIR    write DIR/config.toml, start containerd, print the socket
-#   hack/containerd.sh stop DIR     kill it and remove its containers, mounts and network namespaces
+#   hack/containerd.sh install       apt-get install what is missing (idempotent)
+#   hack/containerd.sh config [DIR]  print the config.toml that start writes: root, state and
+#                                    runc's state under DIR, or without DIR the daemon's default
+#                                    paths (the compose node image's /etc/containerd/config.toml)
+#   hack/containerd.sh start DIR     write DIR/config.toml, start containerd, print the socket
+#   hack/containerd.sh stop DIR      kill it and remove its containers, mounts and network namespaces
 #
 # Environment: SANDBOX_IMAGE (default kube-lite.local/pause:3.10), CNI_BIN_DIR
-# (default /usr/lib/cni), CNI_CONF_DIR (default DIR/cni/net.d).
+# (default /usr/lib/cni), CNI_CONF_DIR (default DIR/cni/net.d, without DIR
+# /etc/cni/net.d), REGISTRY_CONFIG_PATH (the registry hosts directory, such as
+# /etc/containerd/certs.d, with a HOST/hosts.toml per registry; default unset).
 set -euo pipefail
 
 PACKAGES=(containerd runc containernetworking-plugins iptables iproute2 busybox-static)
@@ -31,24 +36,52 @@ install() {
 	fi
 }
 
-write_config() {
-	local dir=$1 sandbox=$2 bindir=$3 confdir=$4
-	# Start from the daemon's own defaults so every key this version knows
-	# keeps its default, then set what these machines need:
-	# restrict_oom_score_adj because there is no CAP_SYS_RESOURCE, cgroupfs
-	# because no systemd runs, our sandbox image because no registry is reachable,
-	# runc's state beside containerd's so that instances never share it.
-	containerd config default |
-		sed -e "s|^\(\s*\)sandbox_image = .*|\1sandbox_image = \"${sandbox}\"|" \
-			-e "s|^\(\s*\)restrict_oom_score_adj = .*|\1restrict_oom_score_adj = true|" \
-			-e "s|^\(\s*\)SystemdCgroup = .*|\1SystemdCgroup = false|" \
-			-e "s|^\(\s*\)bin_dir = \"/opt/cni/bin\"|\1bin_dir = \"${bindir}\"|" \
-			-e "s|^\(\s*\)conf_dir = \"/etc/cni/net.d\"|\1conf_dir = \"${confdir}\"|" \
-			-e "s|^root = .*|root = \"${dir}/root\"|" \
-			-e "s|^state = .*|state = \"${dir}/state\"|" \
-			-e "s|^\(\s*\)Root = \"\"|\1Root = \"${dir}/state/runc\"|" \
-			>"$dir/config.toml"
-	grep -q 'restrict_oom_score_adj = true' "$dir/config.toml" || die "could not set restrict_oom_score_adj in $dir/config.toml"
+# config prints containerd's config.toml. It starts from the daemon's own
+# defaults so that every key this version knows keeps its default, then sets
+# what these machines need: restrict_oom_score_adj because there is no
+# CAP_SYS_RESOURCE, cgroupfs because no systemd runs, our sandbox image
+# because no registry is reachable, and with DIR containerd's root and state
+# and runc's state under DIR so that instances never share them. With
+# REGISTRY_CONFIG_PATH containerd reads per-registry hosts.toml files there
+# (the compose cluster's registry speaks plain HTTP).
+config() {
+	local dir=${1:-}
+	# containerd wants absolute paths; start passes one already.
+	case $dir in '' | /*) ;; *) dir=$PWD/$dir ;; esac
+	local sandbox=${SANDBOX_IMAGE:-kube-lite.local/pause:3.10}
+	local bindir=${CNI_BIN_DIR:-/usr/lib/cni}
+	local confdir=${CNI_CONF_DIR:-${dir:+$dir/cni/net.d}}
+	confdir=${confdir:-/etc/cni/net.d}
+	local hosts=${REGISTRY_CONFIG_PATH:-}
+	command -v containerd >/dev/null || die "containerd is not installed (run: $0 install)"
+	local edits=(
+		-e "s|^\(\s*\)sandbox_image = .*|\1sandbox_image = \"${sandbox}\"|"
+		-e "s|^\(\s*\)restrict_oom_score_adj = .*|\1restrict_oom_score_adj = true|"
+		-e "s|^\(\s*\)SystemdCgroup = .*|\1SystemdCgroup = false|"
+		-e "s|^\(\s*\)bin_dir = \"/opt/cni/bin\"|\1bin_dir = \"${bindir}\"|"
+		-e "s|^\(\s*\)conf_dir = \"/etc/cni/net.d\"|\1conf_dir = \"${confdir}\"|"
+	)
+	# Checked after the edits: a default that changed its spelling in
+	# another containerd version must fail here, not in a test later.
+	local checks=('restrict_oom_score_adj = true')
+	if [ -n "$dir" ]; then
+		edits+=(
+			-e "s|^root = .*|root = \"${dir}/root\"|"
+			-e "s|^state = .*|state = \"${dir}/state\"|"
+			-e "s|^\(\s*\)Root = \"\"|\1Root = \"${dir}/state/runc\"|"
+		)
+		checks+=("root = \"${dir}/root\"" "state = \"${dir}/state\"" "Root = \"${dir}/state/runc\"")
+	fi
+	if [ -n "$hosts" ]; then
+		edits+=(-e "s|^\(\s*\)config_path = \"\"|\1config_path = \"${hosts}\"|")
+		checks+=("config_path = \"${hosts}\"")
+	fi
+	local out w
+	out=$(containerd config default | sed "${edits[@]}") || die "containerd config default failed"
+	for w in "${checks[@]}"; do
+		grep -qF -- "$w" <<<"$out" || die "could not set '$w' in containerd's config"
+	done
+	printf '%s\n' "$out"
 }
 
 start() {
@@ -56,8 +89,6 @@ start() {
 	mkdir -p "$dir"
 	dir=$(cd "$dir" && pwd)
 	local sock=$dir/containerd.sock
-	local sandbox=${SANDBOX_IMAGE:-kube-lite.local/pause:3.10}
-	local bindir=${CNI_BIN_DIR:-/usr/lib/cni}
 	local confdir=${CNI_CONF_DIR:-$dir/cni/net.d}
 	command -v containerd >/dev/null || die "containerd is not installed (run: $0 install)"
 	if [ -f "$dir/containerd.pid" ] && kill -0 "$(cat "$dir/containerd.pid")" 2>/dev/null; then
@@ -71,7 +102,7 @@ start() {
 	if [ "$(stat -f -c %T "$dir/state")" != tmpfs ]; then
 		mount -t tmpfs -o mode=0711 kube-lite-containerd-state "$dir/state" || die "could not mount a tmpfs on $dir/state"
 	fi
-	write_config "$dir" "$sandbox" "$bindir" "$confdir"
+	CNI_CONF_DIR=$confdir config "$dir" >"$dir/config.toml"
 	containerd --config "$dir/config.toml" --address "$sock" >"$dir/containerd.log" 2>&1 &
 	echo $! >"$dir/containerd.pid"
 	for _ in $(seq 1 200); do
@@ -138,7 +169,8 @@ stop() {
 
 case "${1:-}" in
 install) install ;;
+config) shift; config "$@" ;;
 start) shift; start "$@" ;;
 stop) shift; stop "$@" ;;
-*) die "usage: $0 install | start DIR | stop DIR" ;;
+*) die "usage: $0 install | config [DIR] | start DIR | stop DIR" ;;
 esac

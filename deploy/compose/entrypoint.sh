@@ -7,6 +7,8 @@ set -euo pipefail
 
 PKI=${PKI_DIR:-/pki}
 IMAGES=/opt/kube-lite/images
+# The Dockerfile copies hack/containerd.sh beside this script.
+LIB=$(dirname "$(readlink -f "$0")")
 
 log() { printf '%s [%s] %s\n' "$(date -u +%H:%M:%S)" "${ROLE:-entrypoint}" "$*" >&2; }
 die() { log "FATAL: $*"; exit 1; }
@@ -70,22 +72,16 @@ run_controller_manager() {
 		--bind-address 0.0.0.0:10257 "$@"
 }
 
-# containerd_config writes containerd's config from the daemon's defaults,
-# changed where these containers need it: no CAP_SYS_RESOURCE, no systemd,
-# the sandbox image that is imported rather than pulled, and per-registry
-# host files so that the compose registry is reached over plain HTTP.
+# containerd_config writes containerd's config with hack/containerd.sh (copied
+# beside this script), the one place that knows how kube-lite changes the
+# daemon's defaults, at the system paths; the per-registry host file here
+# sends pulls from the compose registry over plain HTTP.
 containerd_config() {
 	local registry=${REGISTRY:-registry:5000}
 	mkdir -p /etc/containerd "/etc/containerd/certs.d/$registry" /etc/cni/net.d
-	containerd config default |
-		sed -e "s|^\(\s*\)sandbox_image = .*|\1sandbox_image = \"${SANDBOX_IMAGE:-kube-lite.local/pause:3.10}\"|" \
-			-e "s|^\(\s*\)restrict_oom_score_adj = .*|\1restrict_oom_score_adj = true|" \
-			-e "s|^\(\s*\)SystemdCgroup = .*|\1SystemdCgroup = false|" \
-			-e "s|^\(\s*\)bin_dir = \"/opt/cni/bin\"|\1bin_dir = \"/usr/lib/cni\"|" \
-			-e "s|^\(\s*\)config_path = \"\"|\1config_path = \"/etc/containerd/certs.d\"|" \
-			>/etc/containerd/config.toml
-	grep -q 'config_path = "/etc/containerd/certs.d"' /etc/containerd/config.toml ||
-		die "could not set the registry config_path in /etc/containerd/config.toml"
+	REGISTRY_CONFIG_PATH=/etc/containerd/certs.d CNI_BIN_DIR=/usr/lib/cni CNI_CONF_DIR=/etc/cni/net.d \
+		"$LIB/containerd.sh" config >/etc/containerd/config.toml ||
+		die "could not write /etc/containerd/config.toml"
 	cat >"/etc/containerd/certs.d/$registry/hosts.toml" <<EOF
 server = "http://$registry"
 
