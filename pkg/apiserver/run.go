@@ -34,11 +34,25 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	client, stopEtcd, err := connectEtcd(ctx, o)
+	client, etcdFailed, stopEtcd, err := connectEtcd(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer stopEtcd()
+	// A dead embedded etcd takes the server down with it (an external one
+	// may come back: /readyz reports it meanwhile, as upstream).
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	etcdDied := make(chan error, 1)
+	go func() {
+		select {
+		case err := <-etcdFailed:
+			slog.Error("shutting down: the embedded etcd stopped", "err", err)
+			etcdDied <- err
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	if o.EtcdCompactionInterval > 0 {
 		etcd3.StartCompactor(ctx, client, o.EtcdCompactionInterval)
 	}
@@ -106,20 +120,28 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 	if err := hs.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
-	return nil
+	select {
+	case err := <-etcdDied:
+		return err
+	default:
+		return nil
+	}
 }
 
-func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {
+// connectEtcd returns a client of the configured etcd, a channel that
+// reports the embedded etcd's failure (nil for an external one) and what
+// closes it all.
+func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, <-chan error, func(), error) {
 	if len(o.EtcdServers) > 0 {
 		c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: o.EtcdServers, CAFile: o.EtcdCAFile, CertFile: o.EtcdCert, KeyFile: o.EtcdKey})
 		if err != nil {
-			return nil, nil, fmt.Errorf("connect to etcd %v: %w", o.EtcdServers, err)
+			return nil, nil, nil, fmt.Errorf("connect to etcd %v: %w", o.EtcdServers, err)
 		}
-		return c, func() { _ = c.Close() }, nil
+		return c, nil, func() { _ = c.Close() }, nil
 	}
 	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: o.DataDir})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start embedded etcd in %s: %w", o.DataDir, err)
+		return nil, nil, nil, fmt.Errorf("start embedded etcd in %s: %w", o.DataDir, err)
 	}
 	slog.Info("embedded etcd ready", "dataDir", o.DataDir, "endpoints", e.Endpoints())
 	// Watches go over loopback gRPC: etcd's in-process adapter can deadlock
@@ -129,11 +151,11 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
 	if err != nil {
 		e.Stop()
-		return nil, nil, fmt.Errorf("connect to the embedded etcd: %w", err)
+		return nil, nil, nil, fmt.Errorf("connect to the embedded etcd: %w", err)
 	}
 	local := e.InProcessClient()
 	c.KV = local.KV
-	return c, func() { _ = c.Close(); _ = local.Close(); e.Stop() }, nil
+	return c, e.Failed(), func() { _ = c.Close(); _ = local.Close(); e.Stop() }, nil
 }
 
 // systemNamespaces exist in every cluster.

@@ -204,8 +204,28 @@ func (e *Embedded) Endpoints() []string { return append([]string(nil), e.endpoin
 // it does not stop the server.
 func (e *Embedded) InProcessClient() *clientv3.Client { return v3client.New(e.etcd.Server) }
 
-// Err reports a fatal server error after start.
-func (e *Embedded) Err() <-chan error { return e.etcd.Err() }
+// Failed returns a channel that receives one error if the server stops
+// serving on its own after start (a fatal error, a listener that fails);
+// Stop does not count. An apiserver on a dead embedded etcd cannot serve,
+// so it should exit and let its supervisor start it again.
+func (e *Embedded) Failed() <-chan error {
+	failed := make(chan error, 1)
+	go func() {
+		var err error
+		select {
+		case err = <-e.etcd.Err():
+		case <-e.etcd.Server.StopNotify():
+		}
+		if e.stopping.Load() {
+			return
+		}
+		if err == nil {
+			err = errors.New("etcd server stopped")
+		}
+		failed <- fmt.Errorf("embedded etcd: %w", err)
+	}()
+	return failed
+}
 
 // Stop shuts the server down gracefully and waits for it.
 func (e *Embedded) Stop() {

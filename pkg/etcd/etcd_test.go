@@ -188,3 +188,34 @@ func TestStartEmbeddedRejectsBadLogLevel(t *testing.T) {
 		t.Fatalf("error %v, want a log level error", err)
 	}
 }
+
+func TestEmbeddedFailedReportsAServerThatStopsOnItsOwn(t *testing.T) {
+	e := startTestEtcd(t)
+	failed := e.Failed()
+	// What a fatal error inside etcd does: the server stops under us.
+	e.etcd.Server.HardStop()
+	select {
+	case err := <-failed:
+		if err == nil || !strings.Contains(err.Error(), "embedded etcd") {
+			t.Fatalf("Failed sent %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Failed reported nothing after the server stopped")
+	}
+}
+
+func TestEmbeddedFailedIsQuietOnStop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := StartEmbedded(ctx, EmbeddedConfig{DataDir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatalf("StartEmbedded: %v", err)
+	}
+	failed := e.Failed()
+	e.Stop()
+	select {
+	case err := <-failed:
+		t.Fatalf("Failed sent %v after Stop", err)
+	case <-time.After(time.Second):
+	}
+}
