@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -261,14 +260,4 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus) v1.PodPh
 		}
 	}
 	return v1.PodPending
-}
-
-// sortedNames is for stable messages.
-func sortedNames(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -109,8 +109,6 @@ func conflict(st *Store, name string) error {
 		fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 }
 
-func formatRV(rev int64) string { return strconv.FormatInt(rev, 10) }
-
 // generateNameSuffix returns the 5 random characters upstream appends to a
 // generateName prefix.
 func generateNameSuffix(rnd func(n int) int) string {

@@ -5,7 +5,6 @@ package prober
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -293,17 +292,4 @@ func seconds(v int32, def int) time.Duration {
 		return time.Duration(def) * time.Second
 	}
 	return time.Duration(v) * time.Second
-}
-
-// Describe is a short human form of a probe, for event messages.
-func Describe(p *v1.Probe) string {
-	switch {
-	case p.Exec != nil:
-		return fmt.Sprintf("exec %v", p.Exec.Command)
-	case p.HTTPGet != nil:
-		return fmt.Sprintf("http-get %s:%s", p.HTTPGet.Path, p.HTTPGet.Port.String())
-	case p.TCPSocket != nil:
-		return fmt.Sprintf("tcp-socket :%s", p.TCPSocket.Port.String())
-	}
-	return "probe"
 }

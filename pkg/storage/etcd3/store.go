@@ -43,14 +43,11 @@ func WithBookmarkInterval(d time.Duration) Option {
 	}
 }
 
-// WithClock replaces the clock that paces bookmarks (for tests).
-func WithClock(c clock.WithTicker) Option { return func(s *store) { s.clock = c } }
-
 // SharedBookmarks returns an Option for every store of one client: their
 // watches then share one progress request per interval instead of one per
 // store. (All watches of a client share one etcd watch stream, and etcd
 // answers a progress request on a stream to all of its watches.) It
-// overrides WithBookmarkInterval and WithClock for bookmarks.
+// overrides WithBookmarkInterval.
 func SharedBookmarks(client *clientv3.Client, interval time.Duration) Option {
 	if interval <= 0 {
 		interval = DefaultBookmarkInterval
@@ -71,13 +68,12 @@ func New(client *clientv3.Client, codec runtime.Codec, prefix string, newFunc fu
 		prefix:           strings.TrimSuffix(prefix, "/"),
 		newFunc:          newFunc,
 		bookmarkInterval: DefaultBookmarkInterval,
-		clock:            clock.RealClock{},
 	}
 	for _, o := range opts {
 		o(s)
 	}
 	if s.progress == nil {
-		s.progress = newProgressRequester(client, s.clock, s.bookmarkInterval)
+		s.progress = newProgressRequester(client, clock.RealClock{}, s.bookmarkInterval)
 	}
 	return s
 }
@@ -88,7 +84,6 @@ type store struct {
 	prefix           string
 	newFunc          func() runtime.Object
 	bookmarkInterval time.Duration
-	clock            clock.WithTicker
 	progress         *progressRequester
 
 	bufPool sync.Pool

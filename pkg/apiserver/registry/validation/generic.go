@@ -40,14 +40,6 @@ func DNSLabel(value string, fldPath *field.Path) field.ErrorList {
 	return messages(fldPath, value, validation.IsDNS1123Label(value))
 }
 
-// DNSSubdomain checks a required value that must be an RFC 1123 subdomain.
-func DNSSubdomain(value string, fldPath *field.Path) field.ErrorList {
-	if value == "" {
-		return field.ErrorList{field.Required(fldPath, "")}
-	}
-	return messages(fldPath, value, validation.IsDNS1123Subdomain(value))
-}
-
 // MaxDataSize bounds the summed values of a ConfigMap or Secret (1 MiB), as
 // upstream: the whole object must fit in one etcd value.
 const MaxDataSize = 1 << 20
