@@ -71,6 +71,8 @@ compose-down:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	@# Functions that neither a binary nor a test reaches.
+	@out=$$($(GO) run golang.org/x/tools/cmd/deadcode@v0.39.0 -test ./...) && test -z "$$out" || { echo "$$out"; echo "lint: unreachable functions (deadcode)"; exit 1; }
 
 clean:
 	rm -rf $(BIN)
