@@ -53,7 +53,7 @@ func NewOptions() *Options {
 		EtcdCompactionInterval: 5 * time.Minute,
 		Security:               NewSecurityOptions(),
 		Profiling:              true,
-		GCPercentUnderLoad:     200,
+		GCPercentUnderLoad:     400,
 	}
 }
 
