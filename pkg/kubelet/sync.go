@@ -117,7 +117,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 
 	mounts, err := kl.volumes.SetUp(ctx, pod)
 	if err != nil {
-		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedMount", "MountVolume.SetUp failed: %v", err)
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedMount", "%v", err)
 		publish(rp)
 		return 2 * time.Second
 	}

@@ -101,7 +101,7 @@ func (s APISource) ForgetPod(uid string) {
 func (s APISource) GetConfigMap(ctx context.Context, ns, name string) (*v1.ConfigMap, error) {
 	cm, err := s.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("configmap %q: %w", name, volume.ErrNotFound)
+		return nil, volume.ErrNotFound
 	}
 	return cm, err
 }
@@ -109,7 +109,7 @@ func (s APISource) GetConfigMap(ctx context.Context, ns, name string) (*v1.Confi
 func (s APISource) GetSecret(ctx context.Context, ns, name string) (*v1.Secret, error) {
 	sec, err := s.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("secret %q: %w", name, volume.ErrNotFound)
+		return nil, volume.ErrNotFound
 	}
 	return sec, err
 }

@@ -60,7 +60,7 @@ func (m *Manager) SetUp(ctx context.Context, pod *v1.Pod) (Mounted, error) {
 	for _, vol := range pod.Spec.Volumes {
 		path, err := m.setUpOne(ctx, pod, vol)
 		if err != nil {
-			return nil, fmt.Errorf("volume %q: %w", vol.Name, err)
+			return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", vol.Name, err)
 		}
 		out[vol.Name] = path
 	}
@@ -274,7 +274,7 @@ func (m *Manager) configMapFiles(ctx context.Context, ns, name string, items []v
 		return map[string]file{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("configmap %q: %w", name, err)
+		return nil, sourceError("configmap", name, err)
 	}
 	data := map[string][]byte{}
 	for k, v := range cm.Data {
@@ -293,7 +293,7 @@ func (m *Manager) secretFiles(ctx context.Context, ns, name string, items []v1.K
 		return map[string]file{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("secret %q: %w", name, err)
+		return nil, sourceError("secret", name, err)
 	}
 	data := map[string][]byte{}
 	for k, v := range s.Data {
@@ -463,4 +463,13 @@ func formatMap(m map[string]string) string {
 		fmt.Fprintf(&b, "%s=%q\n", k, m[k])
 	}
 	return b.String()
+}
+
+// sourceError names the object a volume could not read, in upstream's
+// words for a missing one (`secret "x" not found`).
+func sourceError(kind, name string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%s %q %w", kind, name, err)
+	}
+	return fmt.Errorf("%s %q: %w", kind, name, err)
 }

@@ -129,21 +129,29 @@ func TestSetUpFailures(t *testing.T) {
 	tests := []struct {
 		name    string
 		vol     v1.VolumeSource
-		wantErr bool
+		wantErr string // the FailedMount event's message, as upstream words it
 	}{
-		{"missing configmap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "nope"}}}, true},
-		{"missing optional configmap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "nope"}, Optional: &optional}}, false},
-		{"missing secret", v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "nope"}}, true},
-		{"hostPath File that does not exist", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/does/not/exist", Type: &file}}, true},
-		{"hostPath File that is a directory", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/", Type: &file}}, true},
+		{"missing configmap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "nope"}}},
+			`MountVolume.SetUp failed for volume "v" : configmap "nope" not found`},
+		{"missing optional configmap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "nope"}, Optional: &optional}}, ""},
+		{"missing secret", v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "nope"}},
+			`MountVolume.SetUp failed for volume "v" : secret "nope" not found`},
+		{"hostPath File that does not exist", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/does/not/exist", Type: &file}},
+			`MountVolume.SetUp failed for volume "v" : hostPath type check failed: /does/not/exist does not exist`},
+		{"hostPath File that is a directory", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/", Type: &file}},
+			`MountVolume.SetUp failed for volume "v" : hostPath type check failed: / is not a File`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Manager{Root: t.TempDir(), Mounter: &fakeMounter{mounted: map[string]int64{}}, Source: &fakeSource{}}
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}, Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "v", VolumeSource: tc.vol}}}}
 			_, err := m.SetUp(context.Background(), pod)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.wantErr {
+				t.Fatalf("err = %q, want %q", got, tc.wantErr)
 			}
 		})
 	}
