@@ -36,7 +36,7 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	if s := q.Get("labelSelector"); s != "" {
 		sel, err := labels.Parse(s)
 		if err != nil {
-			return p, badRequestf("unable to parse requirement: %v", err)
+			return p, badRequestf("%v", err)
 		}
 		p.opts.Predicate.Label = sel
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,6 +104,9 @@ func TestListPagesAndSelectors(t *testing.T) {
 	_, err = pods.List(ctx, metav1.ListOptions{LabelSelector: "a in (b"})
 	if statusCode(err) != http.StatusBadRequest {
 		t.Fatalf("bad label selector: want 400, got %v", err)
+	}
+	if msg := err.Error(); strings.Count(msg, "unable to parse requirement") != 1 {
+		t.Fatalf("bad label selector: message %q, want the parser's reason once", msg)
 	}
 
 	// Across namespaces.

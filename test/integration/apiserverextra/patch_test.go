@@ -1,6 +1,7 @@
 package apiserverextra
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,11 +101,13 @@ func TestPatchTypes(t *testing.T) {
 			name  string
 			typ   types.PatchType
 			patch string
+			why   string // in the Status message: the user learns what was wrong
 		}{
-			{"json patch test op fails", types.JSONPatchType, `[{"op":"test","path":"/metadata/name","value":"other"}]`},
-			{"json patch not a list", types.JSONPatchType, `{"op":"add"}`},
-			{"merge patch not json", types.MergePatchType, `{"metadata":`},
-			{"strategic patch changes an immutable field", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"web","ports":[{"containerPort":80}]}]}}`},
+			{"json patch test op fails", types.JSONPatchType, `[{"op":"test","path":"/metadata/name","value":"other"}]`, "/metadata/name"},
+			{"json patch removes what is not there", types.JSONPatchType, `[{"op":"remove","path":"/metadata/labels/nokey"}]`, "/metadata/labels/nokey"},
+			{"json patch not a list", types.JSONPatchType, `{"op":"add"}`, "invalid JSON patch"},
+			{"merge patch not json", types.MergePatchType, `{"metadata":`, "invalid patch"},
+			{"strategic patch changes an immutable field", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"web","ports":[{"containerPort":80}]}]}}`, "spec"},
 		}
 		for _, b := range bad {
 			_, err := pods.Patch(ctx, "patch-bad", b.typ, []byte(b.patch), metav1.PatchOptions{})
@@ -114,6 +117,9 @@ func TestPatchTypes(t *testing.T) {
 			}
 			if !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) && !apierrors.IsConflict(err) {
 				t.Errorf("%s: err = %v, want 400, 409 or 422", b.name, err)
+			}
+			if !strings.Contains(err.Error(), b.why) {
+				t.Errorf("%s: err = %q, want it to say %q", b.name, err, b.why)
 			}
 		}
 	})
