@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
@@ -101,11 +103,7 @@ func (k *KubeletLogs) StreamLogs(r *http.Request, w http.ResponseWriter, nodeNam
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		code := resp.StatusCode
-		if code >= 500 {
-			code = http.StatusServiceUnavailable
-		}
-		return apierrors.NewGenericServerResponse(code, "get", schema.GroupResource{Resource: "pods"}, pod, string(msg), 0, false)
+		return kubeletLogError(resp.StatusCode, nodeName, pod, strings.TrimSpace(string(msg)))
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
@@ -136,4 +134,22 @@ func nodeAddress(node *corev1.Node) string {
 		}
 	}
 	return ""
+}
+
+// kubeletLogError passes the kubelet's answer on, so that the user reads
+// why there is no log ("container "c" in pod "p" is waiting to start:
+// ContainerCreating"), as upstream does for its kubelet's 400s.
+func kubeletLogError(code int, node, pod, msg string) error {
+	switch {
+	case code == http.StatusBadRequest:
+		return apierrors.NewBadRequest(msg)
+	case code == http.StatusNotFound:
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+			Message: msg, Details: &metav1.StatusDetails{Kind: "pods", Name: pod},
+		}}
+	case code >= 500:
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("the kubelet on node %s failed: %s", node, msg))
+	}
+	return apierrors.NewGenericServerResponse(code, "get", schema.GroupResource{Resource: "pods"}, pod, msg, 0, false)
 }

@@ -37,11 +37,13 @@ func (kl *Kubelet) ContainerLog(ctx context.Context, namespace, podName, contain
 	if previous {
 		target = prev
 	}
+	// Upstream's words, answered as 400 Bad Request: the request names a
+	// container that exists but has no log (yet) to give.
 	if target == nil {
 		if previous {
-			return "", nil, fmt.Errorf("previous terminated container %q in pod %q not found: %w", container, podName, server.ErrNotFound)
+			return "", nil, fmt.Errorf("previous terminated container %q in pod %q not found", container, podName)
 		}
-		return "", nil, fmt.Errorf("container %q in pod %q is waiting to start: %w", container, podName, server.ErrNotFound)
+		return "", nil, fmt.Errorf("container %q in pod %q is waiting to start: %s", container, podName, kl.waitingReason(types.UID(uid), container))
 	}
 	id := target.Id
 	running := func() bool {
@@ -63,3 +65,17 @@ func (kl *Kubelet) Healthy() error {
 
 // Metrics returns the kubelet's metrics.
 func (kl *Kubelet) Metrics() *Metrics { return kl.metrics }
+
+// waitingReason is why a container without an instance waits, from the
+// status last computed for its pod (ContainerCreating until there is one).
+func (kl *Kubelet) waitingReason(uid types.UID, container string) string {
+	s, ok := kl.statuses.Status(uid)
+	if ok {
+		for _, cs := range append(s.InitContainerStatuses, s.ContainerStatuses...) {
+			if cs.Name == container && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
+				return cs.State.Waiting.Reason
+			}
+		}
+	}
+	return "ContainerCreating"
+}

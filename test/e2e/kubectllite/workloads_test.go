@@ -49,6 +49,10 @@ func newFakeKubelet(t *testing.T) *fakeKubelet {
 			return
 		}
 		if q.Get("previous") == "true" {
+			if parts[2] == "sidecar" { // never restarted: what a kubelet answers
+				http.Error(w, fmt.Sprintf("previous terminated container %q in pod %q not found", parts[2], parts[1]), http.StatusBadRequest)
+				return
+			}
 			logs = []string{"previous instance line"}
 		}
 		if n, err := strconv.Atoi(q.Get("tailLines")); err == nil && n < len(logs) {
@@ -124,6 +128,13 @@ func TestLogs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the kubelet's reason", func(t *testing.T) {
+		r := kubectl(t, "logs", "-n", ns, "talker", "-c", "sidecar", "--previous")
+		want := `Error from server (BadRequest): previous terminated container "sidecar" in pod "talker" not found` + "\n"
+		if r.code != 1 || r.err != want {
+			t.Fatalf("%s\nwant stderr %q", r, want)
+		}
+	})
 	t.Run("unknown container", func(t *testing.T) {
 		r := kubectl(t, "logs", "-n", ns, "talker", "-c", "nope")
 		if r.code != 1 || len(lines(r.err)) != 1 || !strings.Contains(r.err, "nope") {

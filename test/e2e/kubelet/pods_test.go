@@ -280,6 +280,11 @@ func TestMissingImageGoesToImagePullBackOff(t *testing.T) {
 	if p.Status.Phase != corev1.PodPending {
 		t.Fatalf("phase = %s, want Pending", p.Status.Phase)
 	}
+	// `kubectl logs` says why there is nothing to read, as upstream does.
+	err := env.cs.CoreV1().Pods(ns).GetLogs("noimage", &corev1.PodLogOptions{}).Do(context.Background()).Error()
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `container "main" in pod "noimage" is waiting to start: `) {
+		t.Fatalf("logs of a waiting container: %v, want 400 saying it is waiting to start", err)
+	}
 }
 
 func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
