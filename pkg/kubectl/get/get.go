@@ -185,7 +185,11 @@ func (o *Options) printTables(infos []*resource.Info) (bool, error) {
 			continue
 		}
 		if printed {
+			// Each table on its own column widths: the writer remembers
+			// widths across flushes (for -w), which would lay a narrow
+			// table out on the widths of the one before it.
 			w.Flush()
+			w.SetRememberedWidths(nil)
 			fmt.Fprintln(o.streams.Out)
 		}
 		p := o.tablePrinter(info.Mapping.GroupVersionKind.GroupKind(), len(kinds) > 1, o.NoHeaders)

@@ -153,6 +153,10 @@ func TestGetTables(t *testing.T) {
 		if rows := table(blocks[1]); len(rows) != 2 || rows[0][0] != "NAME" || rows[0][1] != "DATA" || rows[1][0] != "configmap/settings" {
 			t.Errorf("configmaps table:\n%s", blocks[1])
 		}
+		// Laid out on its own widths, not the pods table's (READY is wider than DATA).
+		if hdr := strings.SplitN(blocks[1], "\n", 2)[0]; hdr != "NAME                 DATA   AGE" {
+			t.Errorf("configmaps header %q, want its own column widths", hdr)
+		}
 	})
 	t.Run("type/name of two types", func(t *testing.T) {
 		r := mustSucceed(t, "get", "pod/alpha", "configmap/settings", "-n", ns, "-o", "name")
