@@ -37,6 +37,7 @@ type Options struct {
 	Watch         bool
 	WatchOnly     bool
 	ShowLabels    bool
+	LabelColumns  []string
 	NoHeaders     bool
 	Filenames     resource.FilenameOptions
 
@@ -61,6 +62,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
 	fl.BoolVar(&o.WatchOnly, "watch-only", false, "Watch for changes without listing first")
 	fl.BoolVar(&o.ShowLabels, "show-labels", false, "Show all labels as the last column")
+	fl.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one column each (-L key1,key2 or -L key1 -L key2)")
 	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit table headers")
 	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to get")
 	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
@@ -206,6 +208,7 @@ func (o *Options) tablePrinter(gk schema.GroupKind, withKind, noHeaders bool) pr
 		Wide:          o.Output == "wide",
 		WithNamespace: o.AllNamespaces,
 		ShowLabels:    o.ShowLabels,
+		ColumnLabels:  o.LabelColumns,
 		WithKind:      withKind,
 		Kind:          gk,
 		NoHeaders:     noHeaders,

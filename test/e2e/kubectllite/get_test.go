@@ -125,6 +125,14 @@ func TestGetTables(t *testing.T) {
 			t.Fatalf("labels column:\n%s", r.out)
 		}
 	})
+	t.Run("label columns", func(t *testing.T) {
+		r := mustSucceed(t, "get", "pods", "-n", ns, "-L", "app", "-L", "tier")
+		rows := table(r.out)
+		n := len(rows[0])
+		if rows[0][n-2] != "APP" || rows[0][n-1] != "TIER" || rows[1][n-2] != "web" || rows[1][n-1] != "fe" || rows[2][len(rows[2])-1] != "db" {
+			t.Fatalf("label columns:\n%s", r.out)
+		}
+	})
 	t.Run("all namespaces", func(t *testing.T) {
 		r := mustSucceed(t, "get", "pods", "-A")
 		rows := table(r.out)
