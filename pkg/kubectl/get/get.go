@@ -21,6 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
+	kget "k8s.io/kubectl/pkg/cmd/get"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
@@ -38,6 +39,7 @@ type Options struct {
 	WatchOnly     bool
 	ShowLabels    bool
 	LabelColumns  []string
+	SortBy        string
 	NoHeaders     bool
 	Filenames     resource.FilenameOptions
 
@@ -64,6 +66,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.BoolVar(&o.ShowLabels, "show-labels", false, "Show all labels as the last column")
 	fl.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one column each (-L key1,key2 or -L key1 -L key2)")
 	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit table headers")
+	fl.StringVar(&o.SortBy, "sort-by", "", "Sort lists by a field given as a JSONPath ('{.metadata.name}' or .metadata.creationTimestamp); the field must hold a string, a number or a time")
 	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to get")
 	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
 	return cmd
@@ -81,6 +84,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	objPrinter, err := o.objectPrinter()
 	if err != nil {
 		return err
+	}
+	if o.SortBy != "" {
+		if o.SortBy, err = kget.RelaxedJSONPathExpression(o.SortBy); err != nil {
+			return fmt.Errorf("--sort-by: %w", err)
+		}
 	}
 	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
@@ -101,7 +109,13 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		b = b.Flatten()
 	}
 	if o.human() {
-		b = b.TransformRequests(func(req *rest.Request) { req.SetHeader("Accept", tableAccept) })
+		b = b.TransformRequests(func(req *rest.Request) {
+			req.SetHeader("Accept", tableAccept)
+			if o.SortBy != "" {
+				// Sorting reads the field from each row's whole object.
+				req.Param("includeObject", "Object")
+			}
+		})
 	}
 	r := b.Do()
 	if o.Watch || o.WatchOnly {
@@ -128,12 +142,19 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		obj = infos[0].Object
 	} else {
 		list := &unstructured.UnstructuredList{Object: map[string]interface{}{"kind": "List", "apiVersion": "v1", "metadata": map[string]interface{}{"resourceVersion": ""}}}
+		var objs []runtime.Object
 		for _, info := range infos {
-			u, ok := info.Object.(*unstructured.Unstructured)
-			if !ok {
-				continue
+			if u, ok := info.Object.(*unstructured.Unstructured); ok {
+				objs = append(objs, u)
 			}
-			list.Items = append(list.Items, *u)
+		}
+		if o.SortBy != "" && len(objs) > 1 {
+			if _, serr := kget.SortObjects(unstructured.UnstructuredJSONScheme, objs, o.SortBy); serr != nil {
+				return serr
+			}
+		}
+		for _, u := range objs {
+			list.Items = append(list.Items, *u.(*unstructured.Unstructured))
 		}
 		obj = list
 	}
@@ -185,6 +206,13 @@ func (o *Options) printTables(infos []*resource.Info) (bool, error) {
 		}
 		if len(table.Rows) == 0 {
 			continue
+		}
+		if o.SortBy != "" {
+			sorter, err := kget.NewTableSorter(table, o.SortBy)
+			if err != nil {
+				return printed, err
+			}
+			_ = sorter.Sort()
 		}
 		if printed {
 			// Each table on its own column widths: the writer remembers

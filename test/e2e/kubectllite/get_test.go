@@ -125,6 +125,21 @@ func TestGetTables(t *testing.T) {
 			t.Fatalf("labels column:\n%s", r.out)
 		}
 	})
+	t.Run("sort by", func(t *testing.T) {
+		// alpha has app=web, beta app=db: by that label beta comes first.
+		r := mustSucceed(t, "get", "pods", "-n", ns, "--sort-by=.metadata.labels.app")
+		if rows := table(r.out); len(rows) != 3 || rows[1][0] != "beta" || rows[2][0] != "alpha" {
+			t.Fatalf("table sorted by app:\n%s", r.out)
+		}
+		r = mustSucceed(t, "get", "pods", "-n", ns, "--sort-by={.metadata.labels.app}", "-o", "name")
+		if r.out != "pod/beta\npod/alpha\n" {
+			t.Fatalf("names sorted by app: %q", r.out)
+		}
+		r = kubectl(t, "get", "pods", "-n", ns, "--sort-by=.spec.nothing")
+		if r.code != 1 || !strings.Contains(r.err, "couldn't find any field with path") {
+			t.Fatalf("sort by a missing field: %s", r)
+		}
+	})
 	t.Run("label columns", func(t *testing.T) {
 		r := mustSucceed(t, "get", "pods", "-n", ns, "-L", "app", "-L", "tier")
 		rows := table(r.out)
