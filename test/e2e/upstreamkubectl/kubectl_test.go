@@ -188,6 +188,16 @@ func TestApplyGetDescribe(t *testing.T) {
 			t.Error("the refused pod exists")
 		}
 	})
+
+	t.Run("a JSON patch that fails says which operation", func(t *testing.T) {
+		_, errOut, err := kubectl(t, "patch", "deployment", "web", "--type=json", "-p", `[{"op":"test","path":"/spec/replicas","value":99}]`)
+		if err == nil {
+			t.Fatal("a failing test operation was applied")
+		}
+		if !strings.Contains(errOut, "The request is invalid") || !strings.Contains(errOut, "/spec/replicas") {
+			t.Errorf("kubectl printed %q, want the failing operation's path", errOut)
+		}
+	})
 }
 
 // lineReader delivers a process's output line by line.
