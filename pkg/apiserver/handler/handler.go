@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -226,7 +227,13 @@ func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request, st *Store, 
 		}
 		h.update(w, r, st, ns, name, finalizeEndpoint)
 	default:
-		writeError(w, r, notFound(r))
+		// Name the subresource: `kubectl exec` and `port-forward` only
+		// print the message, and it should say what is missing.
+		writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+			Message: fmt.Sprintf("the server could not find the requested resource: kube-lite does not serve %s/%s", st.Name, sub),
+			Details: &metav1.StatusDetails{Group: st.GroupVersion.Group, Kind: st.Name, Name: name},
+		}})
 	}
 }
 

@@ -40,6 +40,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong verb on a subresource", http.MethodDelete, "/api/v1/namespaces/default/pods/p/binding", "", "", 405, metav1.StatusReasonMethodNotAllowed},
 		{"body over 3 MiB", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", big, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"unsupported media type", http.MethodPost, "/api/v1/namespaces/default/configmaps", "text/csv", "a,b", 415, metav1.StatusReasonUnsupportedMediaType},
+		{"a subresource kube-lite does not serve", http.MethodPost, "/api/v1/namespaces/default/pods/p/exec", "", "", 404, metav1.StatusReasonNotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +54,9 @@ func TestBadInput(t *testing.T) {
 			}
 			if st.Message == "" {
 				t.Error("Status has no message")
+			}
+			if strings.HasSuffix(tc.path, "/exec") && !strings.Contains(st.Message, "pods/exec") {
+				t.Errorf("message %q does not name the subresource", st.Message)
 			}
 		})
 	}
