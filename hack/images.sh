@@ -36,17 +36,10 @@ blob() {
 	echo "$d"
 }
 
-# json_array a b c -> ["a","b","c"]
-json_array() {
-	local out="" s
-	for s in "$@"; do out+="${out:+,}\"$s\""; done
-	echo "[$out]"
-}
-
-# image NAME ROOTFS TARBALL ENTRYPOINT...
+# image NAME ROOTFS TARBALL ENTRYPOINT CMD: ENTRYPOINT and CMD are JSON
+# arrays or null, as in an image config.
 image() {
-	local name=$1 rootfs=$2 tarball=$3
-	shift 3
+	local name=$1 rootfs=$2 tarball=$3 entrypoint=$4 cmd=$5
 	LAYOUT=$WORK/layout-$(basename "$tarball" .tar)
 	mkdir -p "$LAYOUT/blobs/sha256"
 	echo '{"imageLayoutVersion":"1.0.0"}' >"$LAYOUT/oci-layout"
@@ -57,8 +50,8 @@ image() {
 	layer_size=$(size "$WORK/layer.tar")
 	layer=$(blob "$WORK/layer.tar")
 
-	printf '{"architecture":"%s","os":"linux","config":{"Entrypoint":%s,"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created_by":"kube-lite hack/images.sh"}]}' \
-		"$ARCH" "$(json_array "$@")" "$layer" >"$WORK/config.json"
+	printf '{"architecture":"%s","os":"linux","config":{"Entrypoint":%s,"Cmd":%s,"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created_by":"kube-lite hack/images.sh"}]}' \
+		"$ARCH" "$entrypoint" "$cmd" "$layer" >"$WORK/config.json"
 	local config_size config
 	config_size=$(size "$WORK/config.json")
 	config=$(blob "$WORK/config.json")
@@ -104,12 +97,14 @@ export CGO_ENABLED=0
 
 mkdir -p "$WORK/rootfs-pause"
 cp "$WORK/pause" "$WORK/rootfs-pause/pause"
-image "$PAUSE_IMAGE" "$WORK/rootfs-pause" "$OUT/pause.tar" /pause
+image "$PAUSE_IMAGE" "$WORK/rootfs-pause" "$OUT/pause.tar" '["/pause"]' null
 
 busybox_rootfs "$WORK/rootfs-busybox"
-image "$BUSYBOX_IMAGE" "$WORK/rootfs-busybox" "$OUT/busybox.tar" /bin/sh
+# As Docker Hub's busybox: no entrypoint and `sh` as the command, so that a
+# pod's args alone (kubectl run ... -- sh -c '...') are the whole command.
+image "$BUSYBOX_IMAGE" "$WORK/rootfs-busybox" "$OUT/busybox.tar" null '["sh"]'
 
 # testapp carries busybox too, so that exec probes and debugging have a shell.
 busybox_rootfs "$WORK/rootfs-testapp"
 cp "$WORK/testapp" "$WORK/rootfs-testapp/testapp"
-image "$TESTAPP_IMAGE" "$WORK/rootfs-testapp" "$OUT/testapp.tar" /testapp
+image "$TESTAPP_IMAGE" "$WORK/rootfs-testapp" "$OUT/testapp.tar" '["/testapp"]' null

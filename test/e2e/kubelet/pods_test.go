@@ -192,6 +192,22 @@ func TestEnvConfigMapSecretAndEmptyDirAreVisible(t *testing.T) {
 	}
 }
 
+// TestArgsAloneAreTheCommand: the busybox image, like Docker Hub's, has no
+// entrypoint, so args without a command run as the whole command line
+// (what `kubectl run NAME --image=busybox -- sh -c '...'` creates).
+func TestArgsAloneAreTheCommand(t *testing.T) {
+	requireCluster(t)
+	ns := namespace(t)
+	pod := simplePod("args", busybox)
+	pod.Spec.Containers[0].Args = []string{"sh", "-c", "echo from-args"}
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	createPod(t, ns, pod)
+	waitPod(t, ns, "args", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	if out := logs(t, ns, "args", "main"); !strings.Contains(out, "from-args") {
+		t.Fatalf("container output %q, want from-args", out)
+	}
+}
+
 func TestInitContainersRunInOrder(t *testing.T) {
 	requireCluster(t)
 	ns := namespace(t)
