@@ -212,7 +212,7 @@ func maxOf(dst, l corev1.ResourceList) {
 }
 
 // check applies one item's min, max and ratio to requests and limits, with
-// upstream's messages.
+// upstream's messages: one per bound and resource, the first that fails.
 func check(it corev1.LimitRangeItem, kind string, req, lim corev1.ResourceList) []error {
 	var errs []error
 	for _, k := range sortedNames(it.Min) {
@@ -223,8 +223,7 @@ func check(it corev1.LimitRangeItem, kind string, req, lim corev1.ResourceList) 
 			errs = append(errs, fmt.Errorf("minimum %s usage per %s is %s.  No request is specified", k, kind, min.String()))
 		} else if r.Cmp(min) < 0 {
 			errs = append(errs, fmt.Errorf("minimum %s usage per %s is %s, but request is %s", k, kind, min.String(), r.String()))
-		}
-		if hasL && l.Cmp(min) < 0 {
+		} else if hasL && l.Cmp(min) < 0 {
 			errs = append(errs, fmt.Errorf("minimum %s usage per %s is %s, but limit is %s", k, kind, min.String(), l.String()))
 		}
 	}
@@ -236,8 +235,7 @@ func check(it corev1.LimitRangeItem, kind string, req, lim corev1.ResourceList) 
 			errs = append(errs, fmt.Errorf("maximum %s usage per %s is %s.  No limit is specified", k, kind, max.String()))
 		} else if l.Cmp(max) > 0 {
 			errs = append(errs, fmt.Errorf("maximum %s usage per %s is %s, but limit is %s", k, kind, max.String(), l.String()))
-		}
-		if hasR && r.Cmp(max) > 0 {
+		} else if hasR && r.Cmp(max) > 0 {
 			errs = append(errs, fmt.Errorf("maximum %s usage per %s is %s, but request is %s", k, kind, max.String(), r.String()))
 		}
 	}

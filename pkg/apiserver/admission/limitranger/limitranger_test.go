@@ -117,6 +117,12 @@ func TestValidateBounds(t *testing.T) {
 			`pods "p" is forbidden: minimum cpu usage per Container is 100m, but request is 50m`},
 		{"above max", ctr(nil, rl("memory", "1Gi"), nil), podWith(corev1.ResourceRequirements{Limits: rl("memory", "2Gi")}),
 			`maximum memory usage per Container is 1Gi, but limit is 2Gi`},
+		{"above max in request and limit: the limit only, as upstream", ctr(nil, rl("memory", "1Gi"), nil),
+			podWith(corev1.ResourceRequirements{Requests: rl("memory", "2Gi"), Limits: rl("memory", "2Gi")}),
+			`pods "p" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi`},
+		{"below min in request and limit: the request only", ctr(rl("cpu", "100m"), nil, nil),
+			podWith(corev1.ResourceRequirements{Requests: rl("cpu", "50m"), Limits: rl("cpu", "50m")}),
+			`pods "p" is forbidden: minimum cpu usage per Container is 100m, but request is 50m`},
 		{"no limit under max", ctr(nil, rl("memory", "1Gi"), nil), podWith(corev1.ResourceRequirements{}),
 			`maximum memory usage per Container is 1Gi.  No limit is specified`},
 		{"ratio exceeded", ctr(nil, nil, rl("cpu", "2")), podWith(corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "500m")}),
@@ -138,6 +144,9 @@ func TestValidateBounds(t *testing.T) {
 			}
 			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error %v, want Forbidden containing %q", err, tt.wantErr)
+			}
+			if strings.HasPrefix(tt.wantErr, "pods ") && err.Error() != tt.wantErr {
+				t.Fatalf("error %q, want exactly %q", err, tt.wantErr)
 			}
 		})
 	}
