@@ -5,7 +5,10 @@
 // leaves that to a controller and makes pods wait for it).
 //
 // The projected service-account token volume (kube-api-access-*) is not
-// added: kube-lite's kubelet does not mount projected volumes.
+// added automatically: pods have no in-cluster route to the API (services
+// get no virtual IPs), and each token would cost a TokenRequest at every
+// pod start. A pod that wants one declares a projected serviceAccountToken
+// volume, which the kubelet mounts.
 package serviceaccount
 
 import (
