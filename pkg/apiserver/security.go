@@ -151,10 +151,10 @@ type security struct {
 	authorizer authz.Authorizer
 	signer     *authn.Signer
 	audiences  []string
-	// rbac lists rules for SelfSubjectRulesReview; rulesIncomplete says
-	// other modes may allow more than it can list.
-	rbac            *rbac.Authorizer
-	rulesIncomplete bool
+	// rbac lists rules for SelfSubjectRulesReview; modes are the
+	// authorization modes, which say whether that list is complete.
+	rbac  *rbac.Authorizer
+	modes []string
 	// starters fill the in-memory indexes (RBAC, node graph); lifetime is
 	// the server's context, which they follow until it ends.
 	lifetime context.Context
@@ -274,7 +274,7 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 		}
 	}
 	sec.authorizer = union
-	sec.rulesIncomplete = slices.ContainsFunc(o.AuthorizationModes, func(m string) bool { return m != ModeRBAC })
+	sec.modes = o.AuthorizationModes
 	return sec, nil
 }
 
@@ -752,10 +752,15 @@ func (s *Server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) 
 	case s.security == nil:
 		st.ResourceRules = append(st.ResourceRules, authzv1.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
 		st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
-	case s.security.rbac == nil:
-		st.Incomplete = true
 	default:
-		st.Incomplete = s.security.rulesIncomplete
+		st.Incomplete, st.EvaluationError = s.security.rulesIncomplete(u)
+		if slices.Contains(s.security.modes, ModeAlwaysAllow) {
+			st.ResourceRules = append(st.ResourceRules, authzv1.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
+			st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
+		}
+		if s.security.rbac == nil {
+			break
+		}
 		for _, rule := range s.security.rbac.RulesFor(u, review.Spec.Namespace) {
 			if len(rule.NonResourceURLs) > 0 {
 				st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: rule.Verbs, NonResourceURLs: rule.NonResourceURLs})
@@ -946,4 +951,22 @@ func clientCertPool(o *SecurityOptions) (*x509.CertPool, error) {
 		return nil, nil
 	}
 	return pki.LoadCertPool(o.ClientCAFile)
+}
+
+// rulesIncomplete says whether the listed rules may miss what a mode grants
+// u, and why, as upstream: the Node mode grants only to kubelets, and the
+// webhook and ABAC modes cannot list what they allow.
+func (sec *security) rulesIncomplete(u *request.User) (bool, string) {
+	var why []string
+	for _, m := range sec.modes {
+		switch m {
+		case ModeNode:
+			if u != nil && slices.Contains(u.Groups, node.NodesGroup) && strings.HasPrefix(u.Name, node.NodeUserPrefix) {
+				why = append(why, "node authorizer does not support user rule resolution")
+			}
+		case ModeWebhook, ModeABAC:
+			why = append(why, strings.ToLower(m)+" authorizer does not support user rule resolution")
+		}
+	}
+	return len(why) > 0, strings.Join(why, "; ")
 }
