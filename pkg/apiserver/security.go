@@ -954,8 +954,9 @@ func clientCertPool(o *SecurityOptions) (*x509.CertPool, error) {
 }
 
 // rulesIncomplete says whether the listed rules may miss what a mode grants
-// u, and why, as upstream: the Node mode grants only to kubelets, and the
-// webhook and ABAC modes cannot list what they allow.
+// u, and why: the Node mode grants only to kubelets and cannot list what
+// (as upstream), nor can the webhook mode (as upstream) or kube-lite's ABAC
+// mode (upstream's can).
 func (sec *security) rulesIncomplete(u *request.User) (bool, string) {
 	var why []string
 	for _, m := range sec.modes {
