@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/liggitt/tabwriter"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -323,6 +324,9 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 	}
 	headerPrinted := false
 	gk := first.Mapping.GroupVersionKind.GroupKind()
+	// One writer for the list and every event: it remembers column widths
+	// across flushes, so each event's row lines up under the header.
+	w := printers.GetNewTabWriter(o.streams.Out)
 	if o.human() {
 		// Listing returned a Table for the whole collection (or one object).
 		t, err := toTable(first)
@@ -336,7 +340,6 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			}
 		}
 		if !o.WatchOnly {
-			w := printers.GetNewTabWriter(o.streams.Out)
 			if err := o.tablePrinter(gk, false, o.NoHeaders).PrintObj(t, w); err != nil {
 				return err
 			}
@@ -401,7 +404,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			if ev.Type == watch.Bookmark {
 				continue
 			}
-			if err := o.printEvent(ev.Object, gk, objPrinter, !headerPrinted); err != nil {
+			if err := o.printEvent(w, ev.Object, gk, objPrinter, !headerPrinted); err != nil {
 				return err
 			}
 			headerPrinted = true
@@ -409,7 +412,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 	}
 }
 
-func (o *Options) printEvent(obj runtime.Object, gk schema.GroupKind, objPrinter printers.ResourcePrinter, withHeader bool) error {
+func (o *Options) printEvent(w *tabwriter.Writer, obj runtime.Object, gk schema.GroupKind, objPrinter printers.ResourcePrinter, withHeader bool) error {
 	if !o.human() {
 		return objPrinter.PrintObj(obj, o.streams.Out)
 	}
@@ -418,7 +421,6 @@ func (o *Options) printEvent(obj runtime.Object, gk schema.GroupKind, objPrinter
 	if err != nil {
 		return err
 	}
-	w := printers.GetNewTabWriter(o.streams.Out)
 	defer w.Flush()
 	return o.tablePrinter(gk, false, o.NoHeaders || !withHeader).PrintObj(t, w)
 }

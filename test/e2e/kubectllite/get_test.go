@@ -333,8 +333,9 @@ func TestGetWatchPrintsChanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ch, stop := startLines(t, tt.args...)
 			defer stop()
-			if h := awaitLine(t, ch, "NAME"); !strings.Contains(h, "STATUS") {
-				t.Fatalf("first line %q is not the header", h)
+			header := awaitLine(t, ch, "NAME")
+			if !strings.Contains(header, "STATUS") {
+				t.Fatalf("first line %q is not the header", header)
 			}
 			awaitLine(t, ch, "watched", []string{"Pending", "Running"}[i])
 			// A change made after the listing shows up as a new row.
@@ -349,7 +350,11 @@ func TestGetWatchPrintsChanges(t *testing.T) {
 			}
 			if i == 0 {
 				runPod(t, ns, "watched", "", "10.244.0.9")
-				awaitLine(t, ch, "watched", "1/1", "Running")
+				// The event's row lines up under the header (READY is wider than 1/1).
+				row := awaitLine(t, ch, "watched", "1/1", "Running")
+				if strings.Index(row, "Running") != strings.Index(header, "STATUS") {
+					t.Fatalf("event row not aligned with the header:\n%s\n%s", header, row)
+				}
 			} else {
 				awaitLine(t, ch, "watched")
 			}
