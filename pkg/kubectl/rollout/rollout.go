@@ -1,4 +1,4 @@
-// Package rollout holds `rollout status|history|undo` for deployments.
+// Package rollout holds `rollout status|history|undo|restart` for deployments.
 package rollout
 
 import (
@@ -9,10 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/polymorphichelpers"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
 )
@@ -24,7 +27,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		Short: "Manage the rollout of a deployment",
 		Run:   func(c *cobra.Command, _ []string) { _ = c.Help() },
 	}
-	cmd.AddCommand(newStatusCmd(f, streams), newHistoryCmd(f, streams), newUndoCmd(f, streams))
+	cmd.AddCommand(newStatusCmd(f, streams), newHistoryCmd(f, streams), newUndoCmd(f, streams), newRestartCmd(f, streams, clock.RealClock{}))
 	return cmd
 }
 
@@ -195,5 +198,43 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to roll back to; 0 means the previous one")
 	cmd.Flags().StringVar(&dryRun, "dry-run", "none", `"none", "client" or "server"`)
+	return cmd
+}
+
+// restartedAtAnnotation is what kubectl sets on the pod template to roll
+// every pod: a changed template is a new revision.
+const restartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
+
+func newRestartCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, clk clock.PassiveClock) *cobra.Command {
+	var filenames resource.FilenameOptions
+	cmd := &cobra.Command{
+		Use:   "restart (TYPE NAME | TYPE/NAME)",
+		Short: "Replace every pod of a deployment through a rollout",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			infos, err := infosFor(f, args, &filenames)
+			if err != nil {
+				return err
+			}
+			patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`,
+				restartedAtAnnotation, clk.Now().Format(time.RFC3339))
+			for _, info := range infos {
+				if gk := info.Mapping.GroupVersionKind.GroupKind(); gk != (schema.GroupKind{Group: "apps", Kind: "Deployment"}) {
+					return fmt.Errorf("%s: restarting is not supported for %s", ref(info), gk.Kind)
+				}
+				if u, ok := info.Object.(*unstructured.Unstructured); ok {
+					if paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused"); paused {
+						return fmt.Errorf("can't restart paused %s (run rollout resume first)", ref(info))
+					}
+				}
+				if _, err := resource.NewHelper(info.Client, info.Mapping).
+					Patch(info.Namespace, info.Name, types.StrategicMergePatchType, []byte(patch), nil); err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "%s restarted\n", ref(info))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -361,6 +362,28 @@ func TestRollout(t *testing.T) {
 		r = kubectl(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=9")
 		if r.code != 1 || !strings.Contains(r.err, "unable to find specified revision 9 in history") {
 			t.Fatalf("undo to a missing revision: %s", r)
+		}
+	})
+	t.Run("restart", func(t *testing.T) {
+		before, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustSucceed(t, "rollout", "restart", "-n", ns, "deployment/web")
+		if r.out != "deployment.apps/web restarted\n" {
+			t.Fatalf("stdout %q", r.out)
+		}
+		d, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A new pod template: the deployment controller rolls every pod.
+		if _, err := time.Parse(time.RFC3339, d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"]); err != nil || d.Generation <= before.Generation {
+			t.Fatalf("template annotations %v, generation %d -> %d", d.Spec.Template.Annotations, before.Generation, d.Generation)
+		}
+		r = kubectl(t, "rollout", "restart", "-n", ns, "configmap/nope")
+		if r.code != 1 {
+			t.Fatalf("restart of a configmap: %s", r)
 		}
 	})
 }
