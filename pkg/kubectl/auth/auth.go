@@ -24,7 +24,9 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "auth",
 		Short: "Inspect authorization",
-		Run:   func(c *cobra.Command, _ []string) { _ = c.Help() },
+		// A misspelt subcommand is an error, not this command's help.
+		Args: cobra.NoArgs,
+		Run:  func(c *cobra.Command, _ []string) { _ = c.Help() },
 	}
 	cmd.AddCommand(newCanICmd(f, streams))
 	return cmd

@@ -22,7 +22,9 @@ func NewCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStr
 	cmd := &cobra.Command{
 		Use:   "config SUBCOMMAND",
 		Short: "Modify or view kubeconfig files",
-		Run:   func(c *cobra.Command, _ []string) { _ = c.Help() },
+		// A misspelt subcommand is an error, not this command's help.
+		Args: cobra.NoArgs,
+		Run:  func(c *cobra.Command, _ []string) { _ = c.Help() },
 	}
 	cmd.AddCommand(newViewCmd(flags, streams), newUseContextCmd(flags, streams),
 		newGetContextsCmd(flags, streams), newCurrentContextCmd(flags, streams))

@@ -386,6 +386,12 @@ func TestRollout(t *testing.T) {
 			t.Fatalf("restart of a configmap: %s", r)
 		}
 	})
+	t.Run("misspelt subcommand", func(t *testing.T) {
+		r := kubectl(t, "rollout", "restrat", "deployment/web")
+		if r.code != 1 || r.err != `error: unknown command "restrat" for "kubectl-lite rollout"`+"\n" {
+			t.Fatalf("%s", r)
+		}
+	})
 }
 
 func TestWait(t *testing.T) {
