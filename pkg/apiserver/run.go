@@ -97,8 +97,12 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    1 << 20,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}},
+		// As upstream: a keep-alive connection idle this long is closed
+		// (client-go's transport drops its own after 90 s as well), so
+		// clients that vanished do not hold connections for ever.
+		IdleTimeout:    90 * time.Second,
+		MaxHeaderBytes: 1 << 20,
+		TLSConfig:      &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}},
 	}
 	if clientCAs != nil {
 		// Request, not require nor verify: the x509 authenticator verifies,
