@@ -737,8 +737,8 @@ func (s *Server) selfSubjectAccessReview(w http.ResponseWriter, r *http.Request)
 }
 
 // selfSubjectRulesReview answers `kubectl auth can-i --list`: the RBAC
-// rules the caller has in a namespace. Other modes cannot list what they
-// allow, so with any of them the answer is marked incomplete.
+// rules the caller has in a namespace (everything under AlwaysAllow),
+// marked incomplete where another mode may grant more (rulesIncomplete).
 func (s *Server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) {
 	var review authzv1.SelfSubjectRulesReview
 	if err := s.decodeBody(r, &review); err != nil {
@@ -748,20 +748,16 @@ func (s *Server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) 
 	review.APIVersion, review.Kind = "authorization.k8s.io/v1", "SelfSubjectRulesReview"
 	st := authzv1.SubjectRulesReviewStatus{ResourceRules: []authzv1.ResourceRule{}, NonResourceRules: []authzv1.NonResourceRule{}}
 	u, _ := request.UserFrom(r.Context())
-	switch {
-	case s.security == nil:
+	sec := s.security
+	if sec == nil || slices.Contains(sec.modes, ModeAlwaysAllow) {
 		st.ResourceRules = append(st.ResourceRules, authzv1.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
 		st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
-	default:
-		st.Incomplete, st.EvaluationError = s.security.rulesIncomplete(u)
-		if slices.Contains(s.security.modes, ModeAlwaysAllow) {
-			st.ResourceRules = append(st.ResourceRules, authzv1.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
-			st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
-		}
-		if s.security.rbac == nil {
-			break
-		}
-		for _, rule := range s.security.rbac.RulesFor(u, review.Spec.Namespace) {
+	}
+	if sec != nil {
+		st.Incomplete, st.EvaluationError = sec.rulesIncomplete(u)
+	}
+	if sec != nil && sec.rbac != nil {
+		for _, rule := range sec.rbac.RulesFor(u, review.Spec.Namespace) {
 			if len(rule.NonResourceURLs) > 0 {
 				st.NonResourceRules = append(st.NonResourceRules, authzv1.NonResourceRule{Verbs: rule.Verbs, NonResourceURLs: rule.NonResourceURLs})
 				continue
@@ -962,7 +958,7 @@ func (sec *security) rulesIncomplete(u *request.User) (bool, string) {
 	for _, m := range sec.modes {
 		switch m {
 		case ModeNode:
-			if u != nil && slices.Contains(u.Groups, node.NodesGroup) && strings.HasPrefix(u.Name, node.NodeUserPrefix) {
+			if _, kubelet := node.NodeName(authz.Attributes{User: u}); kubelet {
 				why = append(why, "node authorizer does not support user rule resolution")
 			}
 		case ModeWebhook, ModeABAC:

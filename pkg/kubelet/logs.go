@@ -77,5 +77,5 @@ func (kl *Kubelet) waitingReason(uid types.UID, container string) string {
 			}
 		}
 	}
-	return "ContainerCreating"
+	return reasonContainerCreating
 }

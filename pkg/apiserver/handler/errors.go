@@ -49,6 +49,13 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 	return apierrors.NewInternalError(err)
 }
 
+// failure is a Status error with exactly this message. apimachinery's
+// NewGenericServerResponse replaces the message with a stock one for most
+// codes, and then the user does not learn what was wrong.
+func failure(code int32, reason metav1.StatusReason, msg string) *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Message: msg}}
+}
+
 // writeError writes err as a Status body with its code.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var status apierrors.APIStatus

@@ -229,11 +229,10 @@ func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request, st *Store, 
 	default:
 		// Name the subresource: `kubectl exec` and `port-forward` only
 		// print the message, and it should say what is missing.
-		writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
-			Message: fmt.Sprintf("the server could not find the requested resource: kube-lite does not serve %s/%s", st.Name, sub),
-			Details: &metav1.StatusDetails{Group: st.GroupVersion.Group, Kind: st.Name, Name: name},
-		}})
+		err := failure(http.StatusNotFound, metav1.StatusReasonNotFound,
+			fmt.Sprintf("the server could not find the requested resource: kube-lite does not serve %s/%s", st.Name, sub))
+		err.ErrStatus.Details = &metav1.StatusDetails{Group: st.GroupVersion.Group, Kind: st.Name, Name: name}
+		writeError(w, r, err)
 	}
 }
 

@@ -262,14 +262,10 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		}
 		patched, err := applyPatch(mt, jp, curJSON, patch, st.New())
 		if err != nil {
-			// Not NewGenericServerResponse: for a 422 it drops the message,
-			// and the user would not learn which operation failed. No
-			// details either: kubectl then prints the message ("The request
-			// is invalid: ...") instead of only the object's name.
-			return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-				Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
-				Message: fmt.Sprintf("the patch could not be applied to %s %q: %v", st.groupResource(), name, err),
-			}}
+			// No details: kubectl then prints the message ("The request is
+			// invalid: ...") instead of only the object's name.
+			return nil, failure(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+				fmt.Sprintf("the patch could not be applied to %s %q: %v", st.groupResource(), name, err))
 		}
 		// Warnings go out once, not once per conflict retry.
 		ww := w

@@ -364,10 +364,9 @@ func TestScaleDuringRollout(t *testing.T) {
 
 func TestNewReplicaSetWaitsForOldPodsToGo(t *testing.T) {
 	d := newDeployment(5, "v2")
-	d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: ptrIntStr(intstr.FromInt32(1)), MaxUnavailable: ptrIntStr(intstr.FromInt32(1))}
-	size := func(n int32) *int32 { return &n }
-	oldRS := &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Replicas: size(2)}, Status: appsv1.ReplicaSetStatus{Replicas: 3}}
-	newRS := &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Replicas: size(3)}, Status: appsv1.ReplicaSetStatus{Replicas: 3}}
+	d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	oldRS := &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2)}, Status: appsv1.ReplicaSetStatus{Replicas: 3}}
+	newRS := &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3)}, Status: appsv1.ReplicaSetStatus{Replicas: 3}}
 	// Scaled down to 2 but still 3 pods: 6 pods already, the surge bound.
 	if got := newRSReplicas(d, []*appsv1.ReplicaSet{oldRS, newRS}, newRS); got != 3 {
 		t.Fatalf("new ReplicaSet may grow to %d while the old one still has 3 pods, want 3", got)
@@ -377,5 +376,3 @@ func TestNewReplicaSetWaitsForOldPodsToGo(t *testing.T) {
 		t.Fatalf("new ReplicaSet may grow to %d once the old pod is gone, want 4", got)
 	}
 }
-
-func ptrIntStr(v intstr.IntOrString) *intstr.IntOrString { return &v }
