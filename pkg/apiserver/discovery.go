@@ -3,16 +3,15 @@ package apiserver
 import (
 	"encoding/json"
 	"net/http"
-	"runtime"
 	"sort"
 
 	"github.com/go-chi/chi/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/version"
 )
 
 // discovery serves /api, /apis and the group-version resource lists,
@@ -136,10 +135,9 @@ func (d *discovery) serveResources(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, body)
 }
 
-// serverVersion is what /version reports: the Kubernetes API level kube-lite serves.
-var serverVersion = version.Info{
-	Major: "1", Minor: "36", GitVersion: "v1.36.0-kube-lite", GitCommit: "", GitTreeState: "clean",
-	GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+// serveVersion answers /version with the release whose API kube-lite serves.
+func serveVersion() http.HandlerFunc {
+	info := version.Get()
+	body := mustJSON(&info)
+	return func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, body) }
 }
-
-func serveVersion(w http.ResponseWriter, r *http.Request) { writeJSON(w, mustJSON(&serverVersion)) }

@@ -129,7 +129,7 @@ func (s *Server) router(ctx context.Context, resources []*registry.Resource, pro
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		handler.WriteError(w, req, methodNotAllowedError(req))
 	})
-	r.Get("/version", serveVersion)
+	r.Get("/version", serveVersion())
 	if profiling {
 		r.Mount("/debug", chimiddleware.Profiler())
 	}

@@ -30,9 +30,6 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/kubelet/status"
 )
 
-// Version is reported as the Node's kubeletVersion.
-const Version = "v1.36.3-kube-lite"
-
 // Config is what the kubelet needs to know about its node.
 type Config struct {
 	NodeName   string

@@ -21,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kube-lite/kube-lite/pkg/version"
 )
 
 const nodeLeaseNamespace = "kube-node-lease"
@@ -101,7 +103,7 @@ func (kl *Kubelet) nodeInfo(ctx context.Context) v1.NodeSystemInfo {
 		BootID:          readTrim("/proc/sys/kernel/random/boot_id"),
 		KernelVersion:   kernelVersion(),
 		OSImage:         osImage(),
-		KubeletVersion:  Version,
+		KubeletVersion:  version.GitVersion,
 		OperatingSystem: runtime.GOOS,
 		Architecture:    runtime.GOARCH,
 	}

@@ -4,39 +4,20 @@ package version
 import (
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"sigs.k8s.io/yaml"
-)
 
-// ClientGitVersion is the API level the client is built against.
-const ClientGitVersion = "v1.36.3-kube-lite"
+	buildversion "github.com/kube-lite/kube-lite/pkg/version"
+)
 
 // Versions is what -o json|yaml prints.
 type Versions struct {
 	ClientVersion *apimachineryversion.Info `json:"clientVersion,omitempty"`
 	ServerVersion *apimachineryversion.Info `json:"serverVersion,omitempty"`
-}
-
-// ClientInfo describes this binary.
-func ClientInfo() *apimachineryversion.Info {
-	info := &apimachineryversion.Info{Major: "1", Minor: "36", GitVersion: ClientGitVersion, Platform: "linux/amd64"}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		info.GoVersion = bi.GoVersion
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				info.GitCommit = s.Value
-			case "GOOS":
-				info.Platform = s.Value + info.Platform[len("linux"):]
-			}
-		}
-	}
-	return info
 }
 
 // NewCmd returns `version`.
@@ -50,7 +31,8 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		Short: "Print the client and server version information",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := Versions{ClientVersion: ClientInfo()}
+			client := buildversion.Get()
+			v := Versions{ClientVersion: &client}
 			var serverErr error
 			if !clientOnly {
 				dc, err := f.ToDiscoveryClient()

@@ -14,6 +14,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kube-lite/kube-lite/pkg/version"
 )
 
 // deadServer is a URL nothing listens on: a kubeconfig pointing there
@@ -310,7 +312,7 @@ func TestVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustSucceed(t, "version")
-	if r.out != "Client Version: v1.36.3-kube-lite\nServer Version: "+sv.GitVersion+"\n" {
+	if r.out != "Client Version: "+version.GitVersion+"\nServer Version: "+version.GitVersion+"\n" || sv.GitVersion != version.GitVersion {
 		t.Fatalf("stdout %q", r.out)
 	}
 	r = kubectlWith(t, invocation{env: []string{"KUBECONFIG=/nonexistent"}}, "version", "--client")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 
+	kubeliteversion "github.com/kube-lite/kube-lite/pkg/version"
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
 
@@ -161,8 +162,8 @@ func TestTablesAndDiscovery(t *testing.T) {
 		if err := json.Unmarshal(r.body, &v); err != nil || r.code != 200 {
 			t.Fatalf("code %d err %v: %s", r.code, err, r.body)
 		}
-		if v.Major == "" || v.Minor == "" || v.GitVersion == "" {
-			t.Errorf("version = %+v, want major, minor and gitVersion", v)
+		if want := kubeliteversion.Get(); v.Major != want.Major || v.Minor != want.Minor || v.GitVersion != want.GitVersion || v.Platform != want.Platform {
+			t.Errorf("version = %+v, want %+v", v, want)
 		}
 	})
 
