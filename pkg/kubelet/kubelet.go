@@ -135,6 +135,9 @@ type podState struct {
 	waiting       map[string]*v1.ContainerStateWaiting
 	startReported bool
 	rejected      *v1.PodStatus
+	// deadlineExceeded: the pod outlived spec.activeDeadlineSeconds; it is
+	// Failed with reason DeadlineExceeded and its containers are stopped.
+	deadlineExceeded bool
 }
 
 // Deps are the kubelet's collaborators.

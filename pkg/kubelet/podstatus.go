@@ -64,6 +64,9 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		s.ContainerStatuses = append(s.ContainerStatuses, kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting))
 	}
 	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses)
+	if st.deadlineExceeded {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, reasonDeadlineExceeded, messageDeadlineExceeded
+	}
 
 	var notInit, notReady []string
 	for _, cs := range s.InitContainerStatuses {

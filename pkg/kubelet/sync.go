@@ -114,6 +114,13 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		return s
 	}
 	retry := kl.cfg.SyncPeriod
+	if left, ok := kl.activeDeadlineLeft(pod, st); ok {
+		if left <= 0 {
+			kl.failPastDeadline(ctx, st, pod, rp, publish)
+			return 0
+		}
+		retry = minDuration(retry, left)
+	}
 
 	mounts, err := kl.volumes.SetUp(ctx, pod)
 	if err != nil {
@@ -231,6 +238,50 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	s := publish(rp)
 	kl.finishIfTerminal(ctx, st, pod, s, rp)
 	return retry
+}
+
+// Upstream's words for a pod past spec.activeDeadlineSeconds.
+const (
+	reasonDeadlineExceeded  = "DeadlineExceeded"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
+
+// activeDeadlineLeft is how long the pod may still run under
+// spec.activeDeadlineSeconds, counted from its start time; ok is false
+// without a deadline.
+func (kl *Kubelet) activeDeadlineLeft(pod *v1.Pod, st *podState) (time.Duration, bool) {
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return 0, false
+	}
+	start := st.firstSeen
+	if s, ok := kl.statuses.Status(pod.UID); ok && s.StartTime != nil {
+		start = s.StartTime.Time
+	} else if pod.Status.StartTime != nil {
+		start = pod.Status.StartTime.Time
+	}
+	deadline := start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second)
+	return deadline.Sub(kl.clock.Now()), true
+}
+
+// failPastDeadline fails a pod that outlived its active deadline, as
+// upstream does: the status says Failed/DeadlineExceeded at once, then the
+// containers are stopped (kept for their logs) and the sandbox released.
+func (kl *Kubelet) failPastDeadline(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod, publish func(*runtimePod) v1.PodStatus) {
+	if !st.deadlineExceeded {
+		kl.mu.Lock()
+		st.deadlineExceeded = true
+		kl.mu.Unlock()
+		kl.recorder.Event(pod, v1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+	}
+	publish(rp)
+	kl.probes.RemovePod(pod.UID)
+	if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
+		slog.Warn("stop containers of pod past its deadline", "pod", podKey(pod), "err", err)
+	}
+	if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
+		rp = fresh
+	}
+	kl.finishIfTerminal(ctx, st, pod, publish(rp), rp)
 }
 
 // canStartSandbox is false for a pod that ran and must not run again: its
@@ -512,6 +563,15 @@ func gracePeriod(pod *v1.Pod) int64 {
 // killPod stops every container (in parallel, each with grace seconds) and
 // every sandbox of the pod. pod may be nil for an orphan.
 func (kl *Kubelet) killPod(ctx context.Context, pod *v1.Pod, rp *runtimePod, grace int64) error {
+	if err := kl.stopContainers(ctx, pod, rp, grace); err != nil {
+		return err
+	}
+	return kl.removeSandboxes(ctx, rp)
+}
+
+// stopContainers stops every running container of the pod in parallel,
+// each with grace seconds, and keeps them (with their logs).
+func (kl *Kubelet) stopContainers(ctx context.Context, pod *v1.Pod, rp *runtimePod, grace int64) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(rp.Containers))
 	for _, c := range rp.running() {
@@ -525,10 +585,7 @@ func (kl *Kubelet) killPod(ctx context.Context, pod *v1.Pod, rp *runtimePod, gra
 	}
 	wg.Wait()
 	close(errs)
-	if err := <-errs; err != nil {
-		return err
-	}
-	return kl.removeSandboxes(ctx, rp)
+	return <-errs
 }
 
 func (kl *Kubelet) stopSandboxes(ctx context.Context, rp *runtimePod) error {
