@@ -301,13 +301,17 @@ func (c *Controller) refreshNewRS(ctx context.Context, d *appsv1.Deployment, rs 
 }
 
 // setDeploymentRevision writes the annotation with a merge patch of just
-// that key, so it cannot clobber a concurrent change to the spec.
+// that key, so it cannot clobber a concurrent change to the spec. It goes
+// through the status subresource, as upstream does, because an annotation
+// change on the main resource bumps metadata.generation: every rollout
+// would count twice and `kubectl rollout status` would wait for an
+// observedGeneration the controller never wrote.
 func (c *Controller) setDeploymentRevision(ctx context.Context, d *appsv1.Deployment, rev string) error {
 	if rev == "" || d.Annotations[RevisionAnnotation] == rev {
 		return nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RevisionAnnotation, rev)
-	updated, err := c.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	updated, err := c.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
 	if err != nil {
 		return fmt.Errorf("set revision of %s/%s: %w", d.Namespace, d.Name, err)
 	}

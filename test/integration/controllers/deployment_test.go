@@ -29,6 +29,11 @@ func TestDeploymentReachesAvailable(t *testing.T) {
 	if got := d.Annotations["deployment.kubernetes.io/revision"]; got != "1" {
 		t.Errorf("revision annotation %q, want 1", got)
 	}
+	// Recording the revision is not a change of spec: as upstream, a new
+	// Deployment stays at generation 1.
+	if d.Generation != 1 || d.Status.ObservedGeneration != 1 {
+		t.Errorf("generation %d, observedGeneration %d, want 1 and 1", d.Generation, d.Status.ObservedGeneration)
+	}
 	var available, progressing string
 	for _, cond := range d.Status.Conditions {
 		switch cond.Type {
