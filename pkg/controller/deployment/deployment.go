@@ -763,6 +763,7 @@ func (c *Controller) calculateStatus(d *appsv1.Deployment, all []*appsv1.Replica
 		ReadyReplicas:       statusSum(rss, func(s *appsv1.ReplicaSetStatus) int32 { return s.ReadyReplicas }),
 		AvailableReplicas:   avail,
 		UnavailableReplicas: max(specSum(rss)-avail, 0),
+		TerminatingReplicas: terminatingSum(rss),
 		CollisionCount:      d.Status.CollisionCount,
 		Conditions:          append([]appsv1.DeploymentCondition(nil), d.Status.Conditions...),
 	}

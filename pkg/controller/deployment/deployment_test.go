@@ -376,3 +376,33 @@ func TestNewReplicaSetWaitsForOldPodsToGo(t *testing.T) {
 		t.Fatalf("new ReplicaSet may grow to %d once the old pod is gone, want 4", got)
 	}
 }
+
+// TestStatusCountsTerminatingReplicas: status.terminatingReplicas is the sum
+// over the ReplicaSets, unknown (absent) while a synced one does not report it.
+func TestStatusCountsTerminatingReplicas(t *testing.T) {
+	d := newDeployment(3, "v2")
+	rs := func(name string, gen int64, terminating *int32) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: appsv1.ReplicaSetStatus{ObservedGeneration: gen, TerminatingReplicas: terminating}}
+	}
+	c := &Controller{clock: clocktesting.NewFakeClock(now)}
+	cases := []struct {
+		name string
+		rss  []*appsv1.ReplicaSet
+		want string
+	}{
+		{"all report", []*appsv1.ReplicaSet{rs("old", 1, ptr.To[int32](2)), rs("new", 1, ptr.To[int32](0))}, "2"},
+		{"new one not synced yet", []*appsv1.ReplicaSet{rs("old", 1, ptr.To[int32](1)), rs("new", 0, nil)}, "1"},
+		{"a synced one does not say", []*appsv1.ReplicaSet{rs("old", 1, nil), rs("new", 1, ptr.To[int32](0))}, "nil"},
+	}
+	for _, tc := range cases {
+		st := c.calculateStatus(d, tc.rss, tc.rss[len(tc.rss)-1])
+		got := "nil"
+		if st.TerminatingReplicas != nil {
+			got = fmt.Sprint(*st.TerminatingReplicas)
+		}
+		if got != tc.want {
+			t.Errorf("%s: terminatingReplicas %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

@@ -113,6 +113,22 @@ func statusSum(rss []*appsv1.ReplicaSet, f func(*appsv1.ReplicaSetStatus) int32)
 	return n
 }
 
+// terminatingSum is the pods of rss being deleted, or nil when a ReplicaSet
+// its controller has already synced does not say: a partial sum would
+// understate them. One not yet synced has no pods to count.
+func terminatingSum(rss []*appsv1.ReplicaSet) *int32 {
+	var n int32
+	for _, rs := range rss {
+		switch {
+		case rs.Status.TerminatingReplicas != nil:
+			n += *rs.Status.TerminatingReplicas
+		case rs.Status.ObservedGeneration != 0:
+			return nil
+		}
+	}
+	return &n
+}
+
 // availableSum counts available pods but never more than a ReplicaSet is
 // scaled to: right after a scale-down its status still counts the pods
 // being deleted, and trusting that would let a rollout scale down twice.

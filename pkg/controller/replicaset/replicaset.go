@@ -415,9 +415,10 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, ow
 			}
 		}
 	}
-	if rs.Status.TerminatingReplicas != nil || terminating > 0 {
-		st.TerminatingReplicas = &terminating
-	}
+	// Always set, 0 included: upstream 1.36 serves the field by default
+	// (DeploymentReplicaSetTerminatingReplicas is beta), and the Deployment
+	// sums it only when every ReplicaSet reports it.
+	st.TerminatingReplicas = &terminating
 	st.Conditions = failureCondition(rs.Status.Conditions, manageErr, now)
 	if nextAvailable > 0 {
 		key, _ := controllerutil.KeyFunc(rs)

@@ -213,10 +213,18 @@ func TestStatus(t *testing.T) {
 	}
 	got, _ := f.client.AppsV1().ReplicaSets("default").Get(context.Background(), "web", metav1.GetOptions{})
 	st := got.Status
-	want := "replicas=3 ready=2 available=1 labeled=3 gen=1"
-	if s := fmt.Sprintf("replicas=%d ready=%d available=%d labeled=%d gen=%d", st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.FullyLabeledReplicas, st.ObservedGeneration); s != want {
+	// terminatingReplicas is served in 1.36 and says 0 rather than nothing.
+	want := "replicas=3 ready=2 available=1 labeled=3 gen=1 terminating=0"
+	if s := fmt.Sprintf("replicas=%d ready=%d available=%d labeled=%d gen=%d terminating=%s", st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.FullyLabeledReplicas, st.ObservedGeneration, ptrString(st.TerminatingReplicas)); s != want {
 		t.Errorf("status %s, want %s", s, want)
 	}
+}
+
+func ptrString(p *int32) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
 }
 
 func TestSlowStartStopsAtFirstFailingBatch(t *testing.T) {
