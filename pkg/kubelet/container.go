@@ -211,6 +211,13 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *v1.Pod, c *v1.Conta
 		}
 		cmounts = append(cmounts, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: host, Readonly: readOnly, SelinuxRelabel: false})
 	}
+	tm, err := kl.terminationMessageMount(pod, c)
+	if err != nil {
+		return nil, err
+	}
+	if tm != nil {
+		cmounts = append(cmounts, tm)
+	}
 	labels := map[string]string{
 		labelPodName: pod.Name, labelPodNamespace: pod.Namespace, labelPodUID: string(pod.UID),
 		labelContainerName: c.Name, labelManagedBy: "true",

@@ -138,6 +138,9 @@ type podState struct {
 	// deadlineExceeded: the pod outlived spec.activeDeadlineSeconds; it is
 	// Failed with reason DeadlineExceeded and its containers are stopped.
 	deadlineExceeded bool
+	// termMessages caches each exited container instance's termination
+	// message by container ID: it cannot change once the container exited.
+	termMessages map[string]string
 }
 
 // Deps are the kubelet's collaborators.

@@ -153,16 +153,16 @@ func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod,
 			cs.Ready = started && r == prober.Success
 		}
 		if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			cs.LastTerminationState.Terminated = terminated(prev)
+			cs.LastTerminationState.Terminated = kl.terminated(st, c, prev)
 		}
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
 		if waiting != nil {
 			cs.State.Waiting = waiting
-			cs.LastTerminationState.Terminated = terminated(cur)
+			cs.LastTerminationState.Terminated = kl.terminated(st, c, cur)
 		} else {
-			cs.State.Terminated = terminated(cur)
+			cs.State.Terminated = kl.terminated(st, c, cur)
 			if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-				cs.LastTerminationState.Terminated = terminated(prev)
+				cs.LastTerminationState.Terminated = kl.terminated(st, c, prev)
 			}
 		}
 	default:
@@ -171,13 +171,13 @@ func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod,
 		}
 		cs.State.Waiting = waiting
 		if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			cs.LastTerminationState.Terminated = terminated(prev)
+			cs.LastTerminationState.Terminated = kl.terminated(st, c, prev)
 		}
 	}
 	return cs
 }
 
-func terminated(c *runtimeapi.ContainerStatus) *v1.ContainerStateTerminated {
+func (kl *Kubelet) terminated(st *podState, spec *v1.Container, c *runtimeapi.ContainerStatus) *v1.ContainerStateTerminated {
 	reason := c.Reason
 	if reason == "" {
 		reason = "Error"
@@ -188,7 +188,7 @@ func terminated(c *runtimeapi.ContainerStatus) *v1.ContainerStateTerminated {
 	return &v1.ContainerStateTerminated{
 		ExitCode:    c.ExitCode,
 		Reason:      reason,
-		Message:     c.Message,
+		Message:     kl.terminationMessage(st, spec, c),
 		StartedAt:   nanoTime(c.StartedAt),
 		FinishedAt:  nanoTime(c.FinishedAt),
 		ContainerID: containerIDPrefix + c.Id,

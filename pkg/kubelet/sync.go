@@ -228,7 +228,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			rp = fresh
 		}
 	}
-	kl.pruneDeadContainers(ctx, rp)
+	kl.pruneDeadContainers(ctx, st, pod, rp)
 
 	var running []prober.Running
 	for _, c := range rp.running() {
@@ -537,15 +537,28 @@ func findContainer(pod *v1.Pod, name string) *v1.Container {
 }
 
 // pruneDeadContainers keeps, per container name, the newest instance and
-// the one before it (for `logs --previous`), removing older dead ones.
-func (kl *Kubelet) pruneDeadContainers(ctx context.Context, rp *runtimePod) {
+// the one before it (for `logs --previous`), removing older dead ones with
+// their termination message files.
+func (kl *Kubelet) pruneDeadContainers(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) {
 	seen := map[string]int{}
 	for _, c := range rp.Containers {
 		name := c.Metadata.GetName()
 		seen[name]++
-		if seen[name] > 2 && c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			err := kl.runtime.RemoveContainer(ctx, c.Id)
-			kl.metrics.op("remove_container", err)
+		if seen[name] <= 2 || c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+			continue
+		}
+		err := kl.runtime.RemoveContainer(ctx, c.Id)
+		kl.metrics.op("remove_container", err)
+		if err != nil {
+			continue
+		}
+		delete(st.termMessages, c.Id)
+		if spec := findContainer(pod, name); spec != nil && spec.TerminationMessagePath != "" {
+			for _, m := range c.Mounts {
+				if m.ContainerPath == spec.TerminationMessagePath {
+					_ = os.Remove(m.HostPath)
+				}
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"sync"
 	"time"
@@ -162,7 +163,7 @@ func (r *Runtime) ListPodSandbox(_ context.Context, f *runtimeapi.PodSandboxFilt
 	return out, nil
 }
 
-func (r *Runtime) CreateContainer(_ context.Context, podID string, cfg *runtimeapi.ContainerConfig, _ *runtimeapi.PodSandboxConfig) (string, error) {
+func (r *Runtime) CreateContainer(_ context.Context, podID string, cfg *runtimeapi.ContainerConfig, sb *runtimeapi.PodSandboxConfig) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.call("CreateContainer")
@@ -180,7 +181,11 @@ func (r *Runtime) CreateContainer(_ context.Context, podID string, cfg *runtimea
 		config: cfg,
 	}
 	c.status = &runtimeapi.ContainerStatus{Id: id, Metadata: cfg.Metadata, State: c.c.State, CreatedAt: now, Image: cfg.Image,
-		ImageRef: c.c.ImageRef, Labels: cfg.Labels, Annotations: cfg.Annotations, LogPath: cfg.LogPath}
+		ImageRef: c.c.ImageRef, Labels: cfg.Labels, Annotations: cfg.Annotations, LogPath: cfg.LogPath, Mounts: cfg.Mounts}
+	// Like containerd: the log path is absolute, under the sandbox's log directory.
+	if sb != nil && sb.LogDirectory != "" {
+		c.status.LogPath = path.Join(sb.LogDirectory, cfg.LogPath)
+	}
 	r.containers[id] = c
 	return id, nil
 }
