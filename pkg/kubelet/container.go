@@ -357,6 +357,7 @@ func (kl *Kubelet) containerEnv(ctx context.Context, pod *v1.Pod, c *v1.Containe
 	withIPs.Status.PodIP = podIP
 	withIPs.Status.PodIPs = []v1.PodIP{{IP: podIP}}
 	withIPs.Status.HostIP = kl.cfg.NodeIP
+	withIPs.Status.HostIPs = []v1.HostIP{{IP: kl.cfg.NodeIP}}
 	withIPs.Spec.NodeName = kl.cfg.NodeName
 
 	for _, from := range c.EnvFrom {
@@ -403,7 +404,7 @@ func (kl *Kubelet) containerEnv(ctx context.Context, pod *v1.Pod, c *v1.Containe
 			if ref.ContainerName == "" {
 				ref.ContainerName = c.Name
 			}
-			v, err := volume.ResourceValue(pod, ref)
+			v, err := volume.ResourceValue(pod, ref, kl.allocatable())
 			if err != nil {
 				return nil, err
 			}

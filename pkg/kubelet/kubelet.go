@@ -28,6 +28,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/kubelet/podworkers"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/status"
+	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
 )
 
 // Config is what the kubelet needs to know about its node.
@@ -174,6 +175,10 @@ func New(cfg Config, d Deps) (*Kubelet, error) {
 		nodeStatusKick: make(chan struct{}, 1),
 		crashBackoff:   backoff.New(d.Clock, cfg.CrashLoopBackoffInitial, cfg.CrashLoopBackoffMax, 10*time.Minute),
 		pullBackoff:    backoff.New(d.Clock, cfg.ImagePullBackoffInitial, cfg.ImagePullBackoffMax, 0),
+	}
+	if vm, ok := d.Volumes.(*volume.Manager); ok && vm.Allocatable == nil {
+		// Downward API volumes show a missing limit as the node's allocatable.
+		vm.Allocatable = kl.allocatable
 	}
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: d.Client.CoreV1().Events("")})

@@ -45,6 +45,9 @@ type Manager struct {
 	Root    string
 	Mounter Mounter
 	Source  Source
+	// Allocatable is the node's allocatable resources: what a downward API
+	// limit shows for a container without one. Nil means none known.
+	Allocatable func() v1.ResourceList
 }
 
 // Mounted maps a pod volume's name to its path on the host.
@@ -113,7 +116,7 @@ func (m *Manager) setUpOne(ctx context.Context, pod *v1.Pod, vol v1.Volume) (str
 		}
 		return dir, writeAtomic(dir, files)
 	case vol.DownwardAPI != nil:
-		files, err := downwardFiles(pod, vol.DownwardAPI.Items, vol.DownwardAPI.DefaultMode)
+		files, err := downwardFiles(pod, vol.DownwardAPI.Items, vol.DownwardAPI.DefaultMode, m.allocatable())
 		if err != nil {
 			return "", err
 		}
@@ -305,7 +308,14 @@ func (m *Manager) secretFiles(ctx context.Context, ns, name string, items []v1.K
 	return project(data, items, mode, opt, fmt.Sprintf("secret %q", name))
 }
 
-func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *int32) (map[string]file, error) {
+func (m *Manager) allocatable() v1.ResourceList {
+	if m.Allocatable == nil {
+		return nil
+	}
+	return m.Allocatable()
+}
+
+func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *int32, allocatable v1.ResourceList) (map[string]file, error) {
 	mode := modeOr(defaultMode, v1.DownwardAPIVolumeSourceDefaultMode)
 	out := map[string]file{}
 	for _, it := range items {
@@ -318,7 +328,7 @@ func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *i
 			}
 			val = v
 		case it.ResourceFieldRef != nil:
-			v, err := ResourceValue(pod, it.ResourceFieldRef)
+			v, err := ResourceValue(pod, it.ResourceFieldRef, allocatable)
 			if err != nil {
 				return nil, err
 			}
@@ -355,7 +365,7 @@ func (m *Manager) projectedFiles(ctx context.Context, pod *v1.Pod, p *v1.Project
 		case src.Secret != nil:
 			err = merge(m.secretFiles(ctx, pod.Namespace, src.Secret.Name, src.Secret.Items, mode, src.Secret.Optional))
 		case src.DownwardAPI != nil:
-			err = merge(downwardFiles(pod, src.DownwardAPI.Items, mode))
+			err = merge(downwardFiles(pod, src.DownwardAPI.Items, mode, m.allocatable()))
 		case src.ServiceAccountToken != nil:
 			tokens, ok := m.Source.(TokenSource)
 			if !ok {
@@ -400,6 +410,12 @@ func FieldValue(pod *v1.Pod, path string) (string, error) {
 		return pod.Status.HostIP, nil
 	case "status.podIP":
 		return pod.Status.PodIP, nil
+	case "status.hostIPs":
+		ips := make([]string, 0, len(pod.Status.HostIPs))
+		for _, ip := range pod.Status.HostIPs {
+			ips = append(ips, ip.IP)
+		}
+		return strings.Join(ips, ","), nil
 	case "status.podIPs":
 		ips := make([]string, 0, len(pod.Status.PodIPs))
 		for _, ip := range pod.Status.PodIPs {
@@ -419,37 +435,51 @@ func FieldValue(pod *v1.Pod, path string) (string, error) {
 	return "", fmt.Errorf("unsupported fieldPath %q", path)
 }
 
-// ResourceValue resolves a resourceFieldRef (limits fall back to requests).
-func ResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector) (string, error) {
-	for _, c := range pod.Spec.Containers {
-		if ref.ContainerName != "" && c.Name != ref.ContainerName {
-			continue
-		}
-		parts := strings.SplitN(ref.Resource, ".", 2)
-		if len(parts) != 2 {
-			return "", fmt.Errorf("unsupported resource %q", ref.Resource)
-		}
-		list := c.Resources.Limits
-		if parts[0] == "requests" {
-			list = c.Resources.Requests
-		}
-		q, ok := list[v1.ResourceName(parts[1])]
-		if !ok {
-			return "0", nil
-		}
-		divisor := ref.Divisor
-		if divisor.IsZero() {
-			if parts[1] == "cpu" {
-				return strconv.FormatInt((q.MilliValue()+999)/1000, 10), nil
-			}
-			return strconv.FormatInt(q.Value(), 10), nil
-		}
-		if parts[1] == "cpu" {
-			return strconv.FormatInt((q.MilliValue()+divisor.MilliValue()-1)/divisor.MilliValue(), 10), nil
-		}
-		return strconv.FormatInt((q.Value()+divisor.Value()-1)/divisor.Value(), 10), nil
+// ResourceValue resolves a resourceFieldRef. A limit the container does not
+// set is the node's allocatable amount (upstream's rule), a missing request 0.
+func ResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error) {
+	var c *v1.Container
+	if ref.ContainerName == "" && len(pod.Spec.Containers) > 0 {
+		c = &pod.Spec.Containers[0]
 	}
-	return "", fmt.Errorf("no container %q", ref.ContainerName)
+	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == ref.ContainerName {
+				c = &list[i]
+			}
+		}
+	}
+	if c == nil {
+		return "", fmt.Errorf("no container %q", ref.ContainerName)
+	}
+	kind, name, ok := strings.Cut(ref.Resource, ".")
+	if !ok || (kind != "limits" && kind != "requests") {
+		return "", fmt.Errorf("unsupported resource %q", ref.Resource)
+	}
+	list := c.Resources.Requests
+	if kind == "limits" {
+		list = c.Resources.Limits
+	}
+	q, ok := list[v1.ResourceName(name)]
+	if !ok && kind == "limits" {
+		q, ok = allocatable[v1.ResourceName(name)]
+	}
+	if !ok {
+		return "0", nil
+	}
+	divisor := ref.Divisor
+	if name == "cpu" {
+		d := divisor.MilliValue()
+		if d <= 0 {
+			d = 1000
+		}
+		return strconv.FormatInt((q.MilliValue()+d-1)/d, 10), nil
+	}
+	d := divisor.Value()
+	if d <= 0 {
+		d = 1
+	}
+	return strconv.FormatInt((q.Value()+d-1)/d, 10), nil
 }
 
 func formatMap(m map[string]string) string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -185,6 +186,33 @@ func TestProjectedVolumeCombinesSources(t *testing.T) {
 	dir := got["kube-api-access"]
 	for file, want := range map[string]string{"token": "token-for-p-api", "ca.crt": "CA", "namespace": "ns"} {
 		if s := read(t, filepath.Join(dir, file)); s != want {
+			t.Errorf("%s = %q, want %q", file, s, want)
+		}
+	}
+}
+
+func TestDownwardVolumeShowsNodeAllocatableForAMissingLimit(t *testing.T) {
+	m := &Manager{Root: t.TempDir(), Source: &fakeSource{}, Allocatable: func() v1.ResourceList {
+		return v1.ResourceList{v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourceCPU: resource.MustParse("2")}
+	}}
+	item := func(path, res string) v1.DownwardAPIVolumeFile {
+		return v1.DownwardAPIVolumeFile{Path: path, ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: res}}
+	}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
+		Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "app", Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}}}},
+			Volumes: []v1.Volume{{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: []v1.DownwardAPIVolumeFile{
+				item("mem_limit", "limits.memory"), item("cpu_limit", "limits.cpu"),
+			}}}}},
+		},
+	}
+	got, err := m.SetUp(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{"mem_limit": "8589934592", "cpu_limit": "1"} {
+		if s := read(t, filepath.Join(got["info"], file)); s != want {
 			t.Errorf("%s = %q, want %q", file, s, want)
 		}
 	}
