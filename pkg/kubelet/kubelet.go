@@ -265,7 +265,9 @@ func (kl *Kubelet) podChanged(obj any) {
 	kl.mu.Unlock()
 	// The kubelet's own status patches come back through the watch; they
 	// need no sync, and skipping them halves the runtime calls per pod start.
-	if prev != nil && onlyStatusChanged(prev, pod) {
+	// A condition someone else set (a readiness gate) may change Ready: that
+	// one needs a sync.
+	if prev != nil && onlyStatusChanged(prev, pod) && !otherConditionsChanged(prev, pod) {
 		return
 	}
 	if ctx != nil {
@@ -278,6 +280,21 @@ func onlyStatusChanged(old, cur *v1.Pod) bool {
 		apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) &&
 		apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) &&
 		apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations)
+}
+
+// otherConditionsChanged reports whether a condition the kubelet does not
+// compute changed between old and cur.
+func otherConditionsChanged(old, cur *v1.Pod) bool {
+	others := func(p *v1.Pod) []v1.PodCondition {
+		var out []v1.PodCondition
+		for _, c := range p.Status.Conditions {
+			if !kubeletCondition(c.Type) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	return !apiequality.Semantic.DeepEqual(others(old), others(cur))
 }
 
 func (kl *Kubelet) podDeleted(obj any) {

@@ -81,7 +81,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	}
 	sandboxUp := rp.readySandbox() != nil && (ip != "" || pod.Spec.HostNetwork)
 	cond := func(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
-		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now}
+		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: pod.Generation}
 		if ok {
 			c.Status, c.Reason, c.Message = v1.ConditionTrue, "", ""
 		}
@@ -101,23 +101,68 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	if terminal && len(notInit) == 0 {
 		initReason, initMsg = "PodCompleted", ""
 	}
+	containersReady := len(notReady) == 0 && !terminal
+	podReady, podReason, podMsg := containersReady, readyReason, readyMsg
+	if containersReady {
+		podReason, podMsg = readinessGates(pod)
+		podReady = podReason == ""
+	}
 	s.Conditions = []v1.PodCondition{
 		cond(v1.PodReadyToStartContainers, sandboxUp, "", ""),
 		cond(v1.PodInitialized, len(notInit) == 0, initReason, initMsg),
-		cond(v1.ContainersReady, len(notReady) == 0 && !terminal, readyReason, readyMsg),
-		cond(v1.PodReady, len(notReady) == 0 && !terminal, readyReason, readyMsg),
+		cond(v1.ContainersReady, containersReady, readyReason, readyMsg),
+		cond(v1.PodReady, podReady, podReason, podMsg),
 	}
-	scheduled := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: now}
+	// Conditions others own (PodScheduled, readiness gates, DisruptionTarget)
+	// are kept as the API has them: the status patch replaces the whole list.
+	scheduled := false
 	for _, p := range pod.Status.Conditions {
-		if p.Type == v1.PodScheduled {
-			scheduled = p
+		if kubeletCondition(p.Type) {
+			continue
 		}
+		scheduled = scheduled || p.Type == v1.PodScheduled
+		s.Conditions = append(s.Conditions, p)
 	}
-	s.Conditions = append(s.Conditions, scheduled)
+	if !scheduled {
+		s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: now})
+	}
 	if pod.Status.NominatedNodeName != "" {
 		s.NominatedNodeName = pod.Status.NominatedNodeName
 	}
 	return s
+}
+
+// kubeletCondition reports whether the kubelet computes condition t.
+func kubeletCondition(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady:
+		return true
+	}
+	return false
+}
+
+// readinessGates is why the pod's readiness gates keep it from being Ready,
+// in upstream's words; an empty reason means they all pass.
+func readinessGates(pod *v1.Pod) (reason, msg string) {
+	var unready []string
+	for _, g := range pod.Spec.ReadinessGates {
+		var found *v1.PodCondition
+		for i := range pod.Status.Conditions {
+			if pod.Status.Conditions[i].Type == g.ConditionType {
+				found = &pod.Status.Conditions[i]
+			}
+		}
+		switch {
+		case found == nil:
+			unready = append(unready, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g.ConditionType))
+		case found.Status != v1.ConditionTrue:
+			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v.", g.ConditionType, found.Status))
+		}
+	}
+	if len(unready) == 0 {
+		return "", ""
+	}
+	return "ReadinessGatesNotReady", strings.Join(unready, ", ")
 }
 
 func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod, st *podState, defaultWaiting string) v1.ContainerStatus {

@@ -48,6 +48,8 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 		m.pods[pod.UID] = e
 	}
 	e.status = *status.DeepCopy()
+	// The kubelet reports which spec generation its status reflects.
+	e.status.ObservedGeneration = pod.Generation
 	dirty := e.sent == nil || !apiequality.Semantic.DeepEqual(*e.sent, e.status)
 	m.mu.Unlock()
 	if dirty {
