@@ -166,7 +166,7 @@ func readinessGates(pod *v1.Pod) (reason, msg string) {
 }
 
 func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod, st *podState, defaultWaiting string) v1.ContainerStatus {
-	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image, VolumeMounts: volumeMountStatuses(c)}
 	f := false
 	cs.Started = &f
 	cur, prev := rp.latest(c.Name)
@@ -187,6 +187,7 @@ func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod,
 	switch cur.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		cs.State.Running = &v1.ContainerStateRunning{StartedAt: nanoTime(cur.StartedAt)}
+		cs.Resources = runningResources(c)
 		started := true
 		if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r != prober.Success {
 			started = false
@@ -220,6 +221,40 @@ func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod,
 		}
 	}
 	return cs
+}
+
+// volumeMountStatuses lists the container's mounts as upstream reports
+// them; kube-lite makes no recursively read-only mounts.
+func volumeMountStatuses(c *v1.Container) []v1.VolumeMountStatus {
+	var out []v1.VolumeMountStatus
+	for _, m := range c.VolumeMounts {
+		vs := v1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
+		if m.ReadOnly {
+			rro := v1.RecursiveReadOnlyDisabled
+			vs.RecursiveReadOnly = &rro
+		}
+		out = append(out, vs)
+	}
+	return out
+}
+
+// runningResources are the resources a running container was given: its
+// spec's CPU, memory and ephemeral storage (an empty set for none), which
+// is what upstream reports since in-place resize.
+func runningResources(c *v1.Container) *v1.ResourceRequirements {
+	pick := func(in v1.ResourceList) v1.ResourceList {
+		if in == nil {
+			return nil
+		}
+		out := v1.ResourceList{}
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage} {
+			if q, ok := in[name]; ok {
+				out[name] = q.DeepCopy()
+			}
+		}
+		return out
+	}
+	return &v1.ResourceRequirements{Limits: pick(c.Resources.Limits), Requests: pick(c.Resources.Requests)}
 }
 
 func (kl *Kubelet) terminated(st *podState, spec *v1.Container, c *runtimeapi.ContainerStatus) *v1.ContainerStateTerminated {

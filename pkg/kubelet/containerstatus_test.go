@@ -1,0 +1,54 @@
+package kubelet
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestContainerStatusShowsMountsAndTheResourcesOfARunningContainer(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("res", func(p *v1.Pod) {
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+		p.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{
+			{Name: "data", MountPath: "/data"},
+			{Name: "data", MountPath: "/ro", ReadOnly: true},
+		}
+		p.Spec.Containers[0].Resources = v1.ResourceRequirements{
+			Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("64Mi")},
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("64Mi")},
+		}
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "besteffort", Image: testImage})
+	})
+	h.add(pod)
+	h.sync(pod)
+	s := h.status(pod)
+	main, be := s.ContainerStatuses[0], s.ContainerStatuses[1]
+	disabled := v1.RecursiveReadOnlyDisabled
+	wantMounts := []v1.VolumeMountStatus{
+		{Name: "data", MountPath: "/data"},
+		{Name: "data", MountPath: "/ro", ReadOnly: true, RecursiveReadOnly: &disabled},
+	}
+	if !equality.Semantic.DeepEqual(main.VolumeMounts, wantMounts) {
+		t.Errorf("volumeMounts = %+v, want %+v", main.VolumeMounts, wantMounts)
+	}
+	if main.Resources == nil || !equality.Semantic.DeepEqual(*main.Resources, pod.Spec.Containers[0].Resources) {
+		t.Errorf("resources = %+v, want the spec's", main.Resources)
+	}
+	// Upstream shows `resources: {}` for a running container without any.
+	if be.Resources == nil || be.Resources.Limits != nil || be.Resources.Requests != nil {
+		t.Errorf("best-effort resources = %+v, want empty", be.Resources)
+	}
+
+	h.rt.Exit(h.running(pod, "besteffort").Id, 1)
+	h.rt.Exit(h.running(pod, "main").Id, 1)
+	h.sync(pod)
+	for _, cs := range h.status(pod).ContainerStatuses {
+		if cs.State.Terminated == nil || cs.Resources != nil {
+			t.Errorf("%s: state %+v, resources %+v; want terminated without resources", cs.Name, cs.State, cs.Resources)
+		}
+	}
+}
