@@ -221,14 +221,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	now := c.clock.Now()
 	var active []*corev1.Pod
-	var succeeded, failed, ready, restarts int32
+	var succeeded, failed, ready, restarts, terminating int32
 	for _, p := range pods {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
 			succeeded++
 		case p.Status.Phase == corev1.PodFailed:
 			failed++
-		case p.DeletionTimestamp == nil:
+		case p.DeletionTimestamp != nil:
+			terminating++
+		default:
 			active = append(active, p)
 			if controllerutil.IsPodReady(p) {
 				ready++
@@ -239,7 +241,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	st := job.Status.DeepCopy()
-	st.Succeeded, st.Failed, st.Ready = succeeded, failed, &ready
+	st.Succeeded, st.Failed = succeeded, failed
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if st.StartTime == nil && !suspended {
 		t := metav1.NewTime(now)
@@ -252,6 +254,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	var failReason, failMessage string
 	switch {
+	case condition(job, batchv1.JobFailureTarget) != nil:
+		// The verdict is in; the pods are still going.
+		ft := condition(job, batchv1.JobFailureTarget)
+		failReason, failMessage = ft.Reason, ft.Message
 	case failed > backoffLimit || (job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && restarts > 0 && restarts >= backoffLimit && backoffLimit > 0):
 		failReason, failMessage = batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended &&
@@ -270,24 +276,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// Work-queue Job: done once a pod succeeded and none still runs.
 		complete = succeeded > 0 && len(active) == 0
 	}
+	complete = complete || condTrue(job, batchv1.JobSuccessCriteriaMet)
 
 	var manageErr error
 	activeCount := len(active)
 	switch {
 	case failReason != "":
 		manageErr = c.deletePods(ctx, job, key, active)
-		setCondition(st, batchv1.JobFailureTarget, failReason, failMessage, now)
-		setCondition(st, batchv1.JobFailed, failReason, failMessage, now)
-		slog.Info("job failed", "job", key, "reason", failReason)
-		c.Events.Eventf(job, corev1.EventTypeWarning, failReason, failMessage)
+		if setCondition(st, batchv1.JobFailureTarget, failReason, failMessage, now) {
+			slog.Info("job failed", "job", key, "reason", failReason)
+			c.Events.Eventf(job, corev1.EventTypeWarning, failReason, failMessage)
+		}
 	case complete:
 		manageErr = c.deletePods(ctx, job, key, active)
-		setCondition(st, batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods", now)
-		setCondition(st, batchv1.JobComplete, "", "", now)
-		t := metav1.NewTime(now)
-		st.CompletionTime = &t
-		slog.Info("job complete", "job", key)
-		c.Events.Eventf(job, corev1.EventTypeNormal, "Completed", "Job completed")
+		setCondition(st, batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, completionsReachedMessage, now)
 	case c.expectations.Satisfied(key):
 		want := parallelism
 		if suspended {
@@ -309,7 +311,33 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		activeCount += delta
 	}
 	if failReason != "" || complete {
+		// The pods just deleted are terminating too. Pods killed because
+		// the Job is over count as failed, as upstream counts them; the
+		// count never drops once such a pod is gone from the API.
 		activeCount = 0
+		ready = 0
+		terminating += int32(len(active))
+		st.Failed = max(job.Status.Failed, failed+terminating)
+		// The terminal condition waits for the last pod to stop, so that
+		// whoever waits on it finds nothing of the Job still running.
+		if terminating == 0 && manageErr == nil {
+			t := metav1.NewTime(now)
+			if failReason != "" {
+				setCondition(st, batchv1.JobFailed, failReason, failMessage, now)
+			} else {
+				setCondition(st, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, completionsReachedMessage, now)
+				st.CompletionTime = &t
+				slog.Info("job complete", "job", key)
+				c.Events.Eventf(job, corev1.EventTypeNormal, "Completed", "Job completed")
+			}
+		}
+	}
+	st.Ready = &ready
+	st.Terminating = &terminating
+	if st.UncountedTerminatedPods == nil {
+		// Upstream always shows it; kube-lite counts pods without the
+		// tracking finalizer, so nothing is ever waiting in it.
+		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
 	st.Active = int32(activeCount)
 	if job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && failReason == "" && !complete {
@@ -325,14 +353,28 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return manageErr
 }
 
-func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg string, now time.Time) {
+const completionsReachedMessage = "Reached expected number of succeeded pods"
+
+func condition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		if c := &job.Status.Conditions[i]; c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+// setCondition adds a true condition of type t unless there is one; true
+// if it added it.
+func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg string, now time.Time) bool {
 	for _, c := range st.Conditions {
 		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return
+			return false
 		}
 	}
 	st.Conditions = append(st.Conditions, batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg,
 		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
+	return true
 }
 
 // manage creates or deletes pods so that want are active; it returns by

@@ -70,21 +70,24 @@ func TestSync(t *testing.T) {
 		wantReason  string
 		wantStatus  string
 	}{
-		{name: "starts parallelism pods", job: newJob(nil), wantCreates: 2, wantStatus: "active=2 succeeded=0 failed=0"},
-		{name: "never more than the completions left", job: newJob(nil), phases: []corev1.PodPhase{ok, ok}, wantCreates: 1, wantStatus: "active=1 succeeded=2 failed=0"},
-		{name: "replaces a failed pod within backoffLimit", job: newJob(nil), phases: []corev1.PodPhase{fail, fail, run}, wantCreates: 1, wantStatus: "active=2 succeeded=0 failed=2"},
-		{name: "complete at completions", job: newJob(nil), phases: []corev1.PodPhase{ok, ok, ok}, wantCond: batchv1.JobComplete, wantStatus: "active=0 succeeded=3 failed=0"},
+		{name: "starts parallelism pods", job: newJob(nil), wantCreates: 2, wantStatus: "active=2 succeeded=0 failed=0 terminating=0"},
+		{name: "never more than the completions left", job: newJob(nil), phases: []corev1.PodPhase{ok, ok}, wantCreates: 1, wantStatus: "active=1 succeeded=2 failed=0 terminating=0"},
+		{name: "replaces a failed pod within backoffLimit", job: newJob(nil), phases: []corev1.PodPhase{fail, fail, run}, wantCreates: 1, wantStatus: "active=2 succeeded=0 failed=2 terminating=0"},
+		{name: "complete at completions", job: newJob(nil), phases: []corev1.PodPhase{ok, ok, ok}, wantCond: batchv1.JobComplete, wantReason: batchv1.JobReasonCompletionsReached, wantStatus: "active=0 succeeded=3 failed=0 terminating=0"},
+		// Failed waits for the deleted pod to stop; it counts as failed.
 		{name: "failed past backoffLimit, active pods deleted", job: newJob(nil), phases: []corev1.PodPhase{fail, fail, fail, run},
-			wantDeletes: 1, wantCond: batchv1.JobFailed, wantReason: batchv1.JobReasonBackoffLimitExceeded, wantStatus: "active=0 succeeded=0 failed=3"},
+			wantDeletes: 1, wantCond: batchv1.JobFailureTarget, wantReason: batchv1.JobReasonBackoffLimitExceeded, wantStatus: "active=0 succeeded=0 failed=4 terminating=1"},
+		{name: "failed past backoffLimit, nothing left running", job: newJob(nil), phases: []corev1.PodPhase{fail, fail, fail},
+			wantCond: batchv1.JobFailed, wantReason: batchv1.JobReasonBackoffLimitExceeded, wantStatus: "active=0 succeeded=0 failed=3 terminating=0"},
 		{name: "failed past activeDeadlineSeconds", job: newJob(func(j *batchv1.Job) {
 			j.Spec.ActiveDeadlineSeconds = ptr.To[int64](30)
 			j.Status.StartTime = &metav1.Time{Time: now}
 		}), phases: []corev1.PodPhase{run, run}, after: time.Minute,
-			wantDeletes: 2, wantCond: batchv1.JobFailed, wantReason: batchv1.JobReasonDeadlineExceeded, wantStatus: "active=0 succeeded=0 failed=0"},
+			wantDeletes: 2, wantCond: batchv1.JobFailureTarget, wantReason: batchv1.JobReasonDeadlineExceeded, wantStatus: "active=0 succeeded=0 failed=2 terminating=2"},
 		{name: "work queue: done when one succeeded and none runs", job: newJob(func(j *batchv1.Job) { j.Spec.Completions = nil }),
-			phases: []corev1.PodPhase{ok, fail}, wantCond: batchv1.JobComplete, wantStatus: "active=0 succeeded=1 failed=1"},
+			phases: []corev1.PodPhase{ok, fail}, wantCond: batchv1.JobComplete, wantReason: batchv1.JobReasonCompletionsReached, wantStatus: "active=0 succeeded=1 failed=1 terminating=0"},
 		{name: "suspended: no pods", job: newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), phases: []corev1.PodPhase{run},
-			wantDeletes: 1, wantStatus: "active=0 succeeded=0 failed=0"},
+			wantDeletes: 1, wantStatus: "active=0 succeeded=0 failed=0 terminating=0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,13 +120,13 @@ func TestSync(t *testing.T) {
 				t.Errorf("created %d, deleted %d pods; want %d and %d", creates, deletes, tt.wantCreates, tt.wantDeletes)
 			}
 			got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
-			if s := fmt.Sprintf("active=%d succeeded=%d failed=%d", got.Status.Active, got.Status.Succeeded, got.Status.Failed); s != tt.wantStatus {
+			if s := fmt.Sprintf("active=%d succeeded=%d failed=%d terminating=%d", got.Status.Active, got.Status.Succeeded, got.Status.Failed, ptr.Deref(got.Status.Terminating, -1)); s != tt.wantStatus {
 				t.Errorf("status %s, want %s", s, tt.wantStatus)
 			}
 			var cond *batchv1.JobCondition
 			for i := range got.Status.Conditions {
 				ct := got.Status.Conditions[i].Type
-				if ct == batchv1.JobComplete || ct == batchv1.JobFailed {
+				if ct == batchv1.JobComplete || ct == batchv1.JobFailed || ct == batchv1.JobFailureTarget {
 					cond = &got.Status.Conditions[i]
 				}
 			}
@@ -135,6 +138,9 @@ func TestSync(t *testing.T) {
 			}
 			if tt.wantCond == batchv1.JobComplete && got.Status.CompletionTime == nil {
 				t.Error("complete without completionTime")
+			}
+			if got.Status.UncountedTerminatedPods == nil || got.Status.Ready == nil {
+				t.Error("uncountedTerminatedPods and ready should always be set, as upstream")
 			}
 		})
 	}
@@ -204,5 +210,48 @@ func TestFailedPodsAreReplacedAfterBackoff(t *testing.T) {
 		if got := creates(); got != tt.wantCreates {
 			t.Fatalf("at %s since the last failure: %d pods created, want %d", clk.Now().Sub(now)+5*time.Second, got, tt.wantCreates)
 		}
+	}
+}
+
+// TestFailedOnceItsPodsStopped: past backoffLimit the Job says FailureTarget
+// while its last pod terminates, then Failed, with the killed pod counted
+// as failed even after it is gone.
+func TestFailedOnceItsPodsStopped(t *testing.T) {
+	ctx := context.Background()
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
+	job := newJob(nil)
+	_, _ = client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+	ps := pods(job, fail, fail, fail, run)
+	for _, p := range ps {
+		_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+	}
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+	if finished(got) {
+		t.Fatalf("finished while a pod was still terminating: %+v", got.Status.Conditions)
+	}
+	// The running pod is gone: the Job is now Failed.
+	_ = f.Core().V1().Pods().Informer().GetIndexer().Delete(ps[3])
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(got)
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+	var conds []string
+	for _, cond := range got.Status.Conditions {
+		conds = append(conds, fmt.Sprintf("%s/%s", cond.Type, cond.Reason))
+	}
+	want := "[FailureTarget/BackoffLimitExceeded Failed/BackoffLimitExceeded]"
+	if fmt.Sprint(conds) != want {
+		t.Errorf("conditions %v, want %s", conds, want)
+	}
+	if s := fmt.Sprintf("failed=%d ready=%d terminating=%d", got.Status.Failed, ptr.Deref(got.Status.Ready, -1), ptr.Deref(got.Status.Terminating, -1)); s != "failed=4 ready=0 terminating=0" {
+		t.Errorf("status %s, want failed=4 ready=0 terminating=0", s)
 	}
 }
