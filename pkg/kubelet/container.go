@@ -2,9 +2,12 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -197,11 +200,17 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *v1.Pod, c *v1.Conta
 		if !ok {
 			return nil, fmt.Errorf("volume %q is not a volume of the pod", m.Name)
 		}
-		if m.SubPath != "" {
-			host = filepath.Join(host, expandVars(m.SubPath, vars))
-			if err := os.MkdirAll(host, 0o777); err != nil && !os.IsExist(err) {
-				return nil, fmt.Errorf("subPath %q: %w", m.SubPath, err)
+		// subPath is taken as written; only subPathExpr expands $(VAR).
+		sub := m.SubPath
+		if m.SubPathExpr != "" {
+			sub = expandVars(m.SubPathExpr, vars)
+		}
+		if sub != "" {
+			p, err := subPathHost(host, sub)
+			if err != nil {
+				return nil, err
 			}
+			host = p
 		}
 		readOnly := m.ReadOnly
 		for _, v := range pod.Spec.Volumes {
@@ -246,6 +255,52 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *v1.Pod, c *v1.Conta
 		},
 	}
 	return cfg, nil
+}
+
+// subPathHost is the host path of sub inside the volume at dir: an
+// existing file or directory, or a new directory. Symlinks (a container
+// may have made them) are resolved, and the result must stay inside the
+// volume, so that a subPath cannot hand the container a host path.
+func subPathHost(dir, sub string) (string, error) {
+	if filepath.IsAbs(sub) || slices.Contains(strings.Split(filepath.ToSlash(sub), "/"), "..") {
+		return "", fmt.Errorf("subpath %q must be a relative path within the volume, without '..'", sub)
+	}
+	base, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("subpath %q: %w", sub, err)
+	}
+	within := func(p string) error {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return fmt.Errorf("subpath %q: %w", sub, err)
+		}
+		if real != base && !strings.HasPrefix(real, base+string(filepath.Separator)) {
+			return fmt.Errorf("subpath %q not within volume path %q", sub, dir)
+		}
+		return nil
+	}
+	p := filepath.Join(dir, sub)
+	// The deepest part that exists must already be inside the volume,
+	// before anything is created through it.
+	existing := p
+	for {
+		if _, err := os.Lstat(existing); err == nil || existing == dir {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	if err := within(existing); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(p, 0o777); err != nil {
+			return "", fmt.Errorf("subpath %q: %w", sub, err)
+		}
+	}
+	if err := within(p); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(p)
 }
 
 func containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
