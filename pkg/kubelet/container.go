@@ -161,12 +161,25 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 		}
 		cfg.DnsConfig = dns
 	}
+	// The runtime refuses a privileged container in an unprivileged sandbox.
+	cfg.Linux.SecurityContext.Privileged = hasPrivilegedContainer(pod)
 	if sc := pod.Spec.SecurityContext; sc != nil {
 		cfg.Linux.SecurityContext.RunAsUser = int64Value(sc.RunAsUser)
 		cfg.Linux.SecurityContext.RunAsGroup = int64Value(sc.RunAsGroup)
 		cfg.Linux.SecurityContext.SupplementalGroups = sc.SupplementalGroups
 	}
 	return cfg
+}
+
+func hasPrivilegedContainer(pod *v1.Pod) bool {
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func int64Value(p *int64) *runtimeapi.Int64Value {

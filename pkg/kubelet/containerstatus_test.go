@@ -52,3 +52,16 @@ func TestContainerStatusShowsMountsAndTheResourcesOfARunningContainer(t *testing
 		}
 	}
 }
+
+func TestPrivilegedContainerStarts(t *testing.T) {
+	h := newHarness(t)
+	yes := true
+	pod := testPod("priv", func(p *v1.Pod) {
+		p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: &yes}
+	})
+	h.add(pod)
+	h.sync(pod)
+	if cs := h.status(pod).ContainerStatuses[0]; cs.State.Running == nil {
+		t.Fatalf("privileged container: %+v", cs.State)
+	}
+}

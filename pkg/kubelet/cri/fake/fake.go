@@ -167,8 +167,13 @@ func (r *Runtime) CreateContainer(_ context.Context, podID string, cfg *runtimea
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.call("CreateContainer")
-	if _, ok := r.sandboxes[podID]; !ok {
+	sandbox, ok := r.sandboxes[podID]
+	if !ok {
 		return "", fmt.Errorf("sandbox %s not found", podID)
+	}
+	// containerd's rule: privileged containers need a privileged sandbox.
+	if cfg.GetLinux().GetSecurityContext().GetPrivileged() && !sandbox.config.GetLinux().GetSecurityContext().GetPrivileged() {
+		return "", fmt.Errorf("no privileged container allowed in sandbox")
 	}
 	if !r.images[cfg.Image.Image] {
 		return "", fmt.Errorf("image %s not present", cfg.Image.Image)
