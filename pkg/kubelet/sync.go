@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ const (
 	reasonCreateConfigError   = "CreateContainerConfigError"
 	reasonCreateContainerErr  = "CreateContainerError"
 	reasonRunContainerError   = "RunContainerError"
+	reasonPostStartHookError  = "PostStartHookError"
 	defaultGracePeriodSeconds = 30
 )
 
@@ -352,7 +354,9 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		if errors.As(err, &ce) {
 			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: ce.reason, Message: ce.Error()}
 		}
-		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		if ce == nil || ce.reason != reasonPostStartHookError {
+			kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		}
 		kl.crashBackoff.Next(key+"/start", kl.clock.Now())
 		return kl.crashBackoff.Delay(key + "/start"), false
 	}
@@ -463,23 +467,41 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		if msg, err := kl.runHook(ctx, pod, c, id, podIP, c.Lifecycle.PostStart, 30*time.Second); err != nil {
-			kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed: %s", msg)
+			// Like upstream, the event leaves out the hook's output (it may
+			// hold secrets); the container's waiting message has it.
+			kl.recorder.Event(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+			kl.recorder.Event(pod, v1.EventTypeNormal, "Killing", "FailedPostStartHook")
 			_ = kl.runtime.StopContainer(ctx, id, gracePeriod(pod))
+			return &containerError{reasonPostStartHookError, errors.New(msg)}
 		}
 	}
 	return nil
 }
 
-// runHook runs a lifecycle handler (exec or httpGet) against a container.
+// runHook runs a lifecycle handler against a container; on failure it
+// returns upstream's description of what failed.
 func (kl *Kubelet) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, id, podIP string, h *v1.LifecycleHandler, timeout time.Duration) (string, error) {
 	probe := &v1.Probe{}
+	kind, what := "", ""
 	switch {
 	case h.Exec != nil:
-		probe.Exec = h.Exec
+		hctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		stdout, stderr, code, err := kl.runtime.ExecSync(hctx, id, h.Exec.Command, timeout)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("command '%s' exited with %d: %s", strings.Join(h.Exec.Command, " "), code, stderr)
+		}
+		if err != nil {
+			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q",
+				h.Exec.Command, c.Name, podDesc(pod), err, string(stdout)+string(stderr)), err
+		}
+		return "", nil
 	case h.HTTPGet != nil:
 		probe.HTTPGet = h.HTTPGet
+		kind, what = "HTTP", h.HTTPGet.Path
 	case h.TCPSocket != nil:
 		probe.TCPSocket = h.TCPSocket
+		kind, what = "TCP", h.TCPSocket.Port.String()
 	case h.Sleep != nil:
 		select {
 		case <-ctx.Done():
@@ -491,11 +513,17 @@ func (kl *Kubelet) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, id
 	}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r, msg := prober.NewNetRunner(kl.runtime).Run(hctx, prober.Target{Pod: pod, Container: c, ContainerID: id, PodIP: podIP}, probe)
+	r, out := prober.NewNetRunner(kl.runtime).Run(hctx, prober.Target{Pod: pod, Container: c, ContainerID: id, PodIP: podIP}, probe)
 	if r != prober.Success {
-		return msg, fmt.Errorf("hook failed: %s", msg)
+		err := errors.New(out)
+		return fmt.Sprintf("%s lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", kind, what, c.Name, podDesc(pod), err), err
 	}
 	return "", nil
+}
+
+// podDesc names a pod the way upstream's messages do: name_namespace(uid).
+func podDesc(pod *v1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
 
 // stopContainer runs preStop and stops the container with grace seconds.
@@ -509,7 +537,8 @@ func (kl *Kubelet) stopContainer(ctx context.Context, pod *v1.Pod, c *runtimeapi
 		if spec := findContainer(pod, name); spec != nil && spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil && grace > 0 {
 			begin := kl.clock.Now()
 			if msg, err := kl.runHook(ctx, pod, spec, c.Id, pod.Status.PodIP, spec.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
-				kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed: %s", msg)
+				slog.Info("preStop hook failed", "pod", podKey(pod), "container", name, "err", msg)
+				kl.recorder.Event(pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 			}
 			grace -= int64(kl.clock.Since(begin).Seconds())
 			if grace < 2 {

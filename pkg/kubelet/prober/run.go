@@ -45,7 +45,9 @@ func (r *NetRunner) Run(ctx context.Context, t Target, p *v1.Probe) (Result, str
 			return Failure, err.Error()
 		}
 		if code != 0 {
-			return Failure, fmt.Sprintf("command %v exited with %d: %s", p.Exec.Command, code, strings.TrimSpace(string(stdout)+string(stderr)))
+			// Upstream's event says what the command printed, nothing more:
+			// "Liveness probe failed: cat: can't open '/tmp/healthy': ...".
+			return Failure, string(stdout) + string(stderr)
 		}
 		return Success, ""
 	case p.HTTPGet != nil:
