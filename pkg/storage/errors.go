@@ -26,6 +26,10 @@ type Error struct {
 	Kind    error
 	Key     string
 	Message string
+	// Continue, on ErrResourceVersionGone for a paged list, resumes the
+	// list at the latest revision: clients that accept an inconsistent
+	// list may finish it instead of starting over.
+	Continue string
 }
 
 func (e *Error) Error() string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -34,19 +33,40 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 		}
 		return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	case errors.Is(err, storage.ErrResourceVersionGone):
-		return apierrors.NewResourceExpired(err.Error())
+		gone := apierrors.NewResourceExpired(storageMessage(err))
+		var se *storage.Error
+		if errors.As(err, &se) {
+			gone.ErrStatus.ListMeta.Continue = se.Continue
+		}
+		return gone
 	case errors.Is(err, storage.ErrInvalidContinue):
-		return apierrors.NewBadRequest(err.Error())
+		return apierrors.NewBadRequest("invalid continue token: " + storageMessage(err))
 	case errors.Is(err, storage.ErrObjectTooLarge):
-		return apierrors.NewRequestEntityTooLargeError(err.Error())
+		return apierrors.NewRequestEntityTooLargeError(storageMessage(err))
 	case errors.Is(err, storage.ErrTooLargeResourceVers):
-		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %v", err), 1)
+		// client-go recognises this case by the ResourceVersionTooLarge cause,
+		// and reflectors then re-list from the latest state.
+		tooLarge := apierrors.NewTimeoutError(storageMessage(err), 1)
+		tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{
+			{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"},
+		}
+		return tooLarge
 	case errors.Is(err, context.DeadlineExceeded):
 		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
 	case errors.Is(err, context.Canceled):
 		return apierrors.NewGenericServerResponse(499, "", gr, name, "request cancelled by the client", 0, false)
 	}
 	return apierrors.NewInternalError(err)
+}
+
+// storageMessage is what the client is told of a storage error: its message
+// without the storage key, which means nothing to a client.
+func storageMessage(err error) string {
+	var se *storage.Error
+	if errors.As(err, &se) && se.Message != "" {
+		return se.Message
+	}
+	return err.Error()
 }
 
 // failure is a Status error with exactly this message. apimachinery's

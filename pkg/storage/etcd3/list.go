@@ -50,11 +50,28 @@ func decodeContinue(token string) (int64, string, error) {
 	if err := json.Unmarshal(b, &t); err != nil {
 		return 0, "", storage.NewError(storage.ErrInvalidContinue, "", "continue key is not valid: "+err.Error())
 	}
-	if t.V != 1 || t.RV <= 0 || t.Start == "" {
+	// RV -1 is the token a compacted list hands out: resume at the latest
+	// revision.
+	if t.V != 1 || (t.RV <= 0 && t.RV != latestRV) || t.Start == "" {
 		return 0, "", storage.NewError(storage.ErrInvalidContinue, "", "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	}
 	return t.RV, t.Start, nil
 }
+
+// latestRV in a continue token resumes the list at the latest revision.
+const latestRV = -1
+
+// Messages of the 410s a list gets when etcd has compacted the revision it
+// asks for, worded as upstream's so that clients and people recognise them.
+const (
+	listExpired = "The resourceVersion for the provided list is too old."
+	// continueExpired comes with a token that resumes at the latest revision.
+	continueExpired = "The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response " +
+		"to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent " +
+		"list - objects that were created, modified, or deleted between the time the first chunk was returned " +
+		"and now may show up in the list."
+)
 
 // parseRV reads a client's resourceVersion. A malformed one is the client's
 // mistake: the error is a 400 Status, which the apiserver passes through.
@@ -64,6 +81,16 @@ func parseRV(rv string) (int64, error) {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
 	}
 	return n, nil
+}
+
+// continueGone is the 410 of a continue token whose revision is compacted,
+// with a token resuming from the same key at the latest revision.
+func continueGone(prefix, rel string) error {
+	token, err := encodeContinue(latestRV, rel)
+	if err != nil {
+		return err
+	}
+	return &storage.Error{Kind: storage.ErrResourceVersionGone, Key: prefix, Message: continueExpired, Continue: token}
 }
 
 // List implements storage.Interface. Every page of a paged list is read at
@@ -93,6 +120,7 @@ func (s *store) List(ctx context.Context, prefix string, opts storage.ListOption
 	start, end := dir, clientv3.GetPrefixRangeEnd(dir)
 
 	var readRev, minRev int64
+	var contStart string // where the client's continue token resumes
 	serializable := false
 	switch {
 	case opts.Continue != "":
@@ -100,7 +128,10 @@ func (s *store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if err != nil {
 			return err
 		}
-		readRev, start = rv, dir+rel
+		start, contStart = dir+rel, rel
+		if rv != latestRV {
+			readRev = rv
+		}
 	case opts.ResourceVersion == "":
 	case opts.ResourceVersion == "0":
 		// "Any state" is allowed to be stale; a serializable read skips the
@@ -152,11 +183,9 @@ func (s *store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if err != nil {
 			if errors.Is(err, rpctypes.ErrCompacted) {
 				if opts.Continue != "" {
-					return storage.NewError(storage.ErrResourceVersionGone, prefix,
-						"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+					return continueGone(prefix, contStart)
 				}
-				return storage.NewError(storage.ErrResourceVersionGone, prefix,
-					fmt.Sprintf("too old resource version: %d", readRev))
+				return storage.NewError(storage.ErrResourceVersionGone, prefix, listExpired)
 			}
 			if errors.Is(err, rpctypes.ErrFutureRev) {
 				return storage.NewError(storage.ErrTooLargeResourceVers, prefix,

@@ -337,6 +337,20 @@ func TestCompactedHistoryIsGone(t *testing.T) {
 			t.Errorf("%s list of compacted revision: error %v, want ErrResourceVersionGone", name, err)
 		}
 	}
+	// The 410 of a compacted continue token hands out one that finishes the
+	// list at the latest revision, from where the first page ended.
+	var gone *storage.Error
+	err = s.List(ctx, "/configmaps", lists["continue"], &corev1.ConfigMapList{})
+	if !errors.As(err, &gone) || gone.Continue == "" || !strings.Contains(gone.Message, "use the continue token in this response") {
+		t.Fatalf("continue of a compacted list: %v, want a 410 with a fresh continue token", err)
+	}
+	rest := &corev1.ConfigMapList{}
+	if err := s.List(ctx, "/configmaps", storage.ListOptions{Continue: gone.Continue, Limit: 1}, rest); err != nil {
+		t.Fatalf("list with the fresh token: %v", err)
+	}
+	if got := names(rest); len(got) != 1 || got[0] != "b" || rest.ResourceVersion != fmt.Sprint(rev) {
+		t.Errorf("fresh token listed %v at %s, want [b] at %d", got, rest.ResourceVersion, rev)
+	}
 	// The latest state is still there, and a watch from the revision just
 	// before the compacted one works: it only asks for what is kept.
 	w = startWatch(t, s, "/configmaps", storage.ListOptions{ResourceVersion: fmt.Sprint(rev - 1), Recursive: true})

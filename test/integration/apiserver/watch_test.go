@@ -1,14 +1,17 @@
 package apiserver_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -169,6 +172,26 @@ func TestWatchTooOldIsGone(t *testing.T) {
 	_, err = cms.List(ctx, metav1.ListOptions{Limit: 1, Continue: page.Continue})
 	if code := statusCode(err); code != http.StatusGone {
 		t.Fatalf("continue after compaction: want 410, got %v", err)
+	}
+	// As upstream: the 410 says why, without storage keys, and carries a
+	// token that finishes the list at the latest revision.
+	var gone *apierrors.StatusError
+	if !errors.As(err, &gone) || !strings.HasPrefix(gone.ErrStatus.Message, "The provided continue parameter is too old") ||
+		gone.ErrStatus.ListMeta.Continue == "" {
+		t.Fatalf("continue after compaction: %#v, want upstream's message and a fresh continue token", err)
+	}
+	rest, err := cms.List(ctx, metav1.ListOptions{Continue: gone.ErrStatus.ListMeta.Continue})
+	if err != nil || len(rest.Items) == 0 {
+		t.Fatalf("list with the fresh token: %v", err)
+	}
+	_, err = cms.List(ctx, metav1.ListOptions{ResourceVersion: old.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	if !apierrors.IsResourceExpired(err) || err.Error() != "The resourceVersion for the provided list is too old." {
+		t.Errorf("exact list of a compacted revision: %v, want 410 The resourceVersion for the provided list is too old.", err)
+	}
+	// A resourceVersion from the future is a 504 that client-go recognises.
+	_, err = cms.List(ctx, metav1.ListOptions{ResourceVersion: "999999999"})
+	if !apierrors.IsTimeout(err) || !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) || strings.Contains(err.Error(), "/configmaps") {
+		t.Errorf("list from a future resourceVersion: %v, want a 504 with the ResourceVersionTooLarge cause", err)
 	}
 }
 
