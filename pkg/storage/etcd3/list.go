@@ -248,6 +248,11 @@ func (s *store) List(ctx context.Context, prefix string, opts storage.ListOption
 	if err != nil {
 		return fmt.Errorf("etcd3: list: %w", err)
 	}
+	if items.IsNil() {
+		// An empty list says "items": [], as upstream's: clients iterate
+		// over it without a null check.
+		items.Set(reflect.MakeSlice(items.Type(), 0, 0))
+	}
 	lm.SetResourceVersion(strconv.FormatInt(readRev, 10))
 	lm.SetContinue("")
 	lm.SetRemainingItemCount(nil)

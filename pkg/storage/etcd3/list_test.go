@@ -1,6 +1,7 @@
 package etcd3
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -206,6 +207,22 @@ func TestListResourceVersions(t *testing.T) {
 				t.Errorf("list has no resourceVersion")
 			}
 		})
+	}
+}
+
+func TestEmptyListHasItems(t *testing.T) {
+	// Upstream lists say "items": [] when nothing matches, never null.
+	s := newConfigMapStore(t, sharedClient)
+	l := &corev1.ConfigMapList{}
+	if err := s.List(testCtx(t), "/configmaps/nothing-here", storage.ListOptions{}, l); err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"items":[]`) {
+		t.Errorf("empty list encodes as %s, want \"items\":[]", b)
 	}
 }
 
