@@ -136,9 +136,11 @@ type podState struct {
 	waiting       map[string]*v1.ContainerStateWaiting
 	startReported bool
 	rejected      *v1.PodStatus
-	// deadlineExceeded: the pod outlived spec.activeDeadlineSeconds; it is
-	// Failed with reason DeadlineExceeded and its containers are stopped.
-	deadlineExceeded bool
+	// failure is why the kubelet itself failed the pod (it outlived its
+	// active deadline, it was evicted); its containers are stopped.
+	failure *podFailure
+	// storageChecked is when emptyDir usage was last measured.
+	storageChecked time.Time
 	// termMessages caches each exited container instance's termination
 	// message by container ID: it cannot change once the container exited.
 	termMessages map[string]string

@@ -64,8 +64,8 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		s.ContainerStatuses = append(s.ContainerStatuses, kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting))
 	}
 	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses)
-	if st.deadlineExceeded {
-		s.Phase, s.Reason, s.Message = v1.PodFailed, reasonDeadlineExceeded, messageDeadlineExceeded
+	if f := st.failure; f != nil {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, f.reason, f.message
 	}
 
 	var notInit, notReady []string
@@ -116,8 +116,12 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	// Conditions others own (PodScheduled, readiness gates, DisruptionTarget)
 	// are kept as the API has them: the status patch replaces the whole list.
 	scheduled := false
+	if f := st.failure; f != nil && f.disruption {
+		s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+			Reason: v1.PodReasonTerminationByKubelet, Message: f.message, LastTransitionTime: now, ObservedGeneration: pod.Generation})
+	}
 	for _, p := range pod.Status.Conditions {
-		if kubeletCondition(p.Type) {
+		if kubeletCondition(p.Type) || (p.Type == v1.DisruptionTarget && st.failure != nil && st.failure.disruption) {
 			continue
 		}
 		scheduled = scheduled || p.Type == v1.PodScheduled

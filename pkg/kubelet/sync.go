@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -116,9 +118,14 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		return s
 	}
 	retry := kl.cfg.SyncPeriod
+	if st.failure != nil {
+		kl.failPod(ctx, st, pod, rp, publish)
+		return 0
+	}
 	if left, ok := kl.activeDeadlineLeft(pod, st); ok {
 		if left <= 0 {
-			kl.failPastDeadline(ctx, st, pod, rp, publish)
+			st.failure = &podFailure{reason: reasonDeadlineExceeded, message: messageDeadlineExceeded, eventType: v1.EventTypeNormal}
+			kl.failPod(ctx, st, pod, rp, publish)
 			return 0
 		}
 		retry = minDuration(retry, left)
@@ -129,6 +136,11 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedMount", "%v", err)
 		publish(rp)
 		return 2 * time.Second
+	}
+	if f := kl.emptyDirOverLimit(pod, st, mounts); f != nil {
+		st.failure = f
+		kl.failPod(ctx, st, pod, rp, publish)
+		return 0
 	}
 
 	sandbox := rp.readySandbox()
@@ -265,25 +277,99 @@ func (kl *Kubelet) activeDeadlineLeft(pod *v1.Pod, st *podState) (time.Duration,
 	return deadline.Sub(kl.clock.Now()), true
 }
 
-// failPastDeadline fails a pod that outlived its active deadline, as
-// upstream does: the status says Failed/DeadlineExceeded at once, then the
-// containers are stopped (kept for their logs) and the sandbox released.
-func (kl *Kubelet) failPastDeadline(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod, publish func(*runtimePod) v1.PodStatus) {
-	if !st.deadlineExceeded {
-		kl.mu.Lock()
-		st.deadlineExceeded = true
-		kl.mu.Unlock()
-		kl.recorder.Event(pod, v1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+// podFailure is why the kubelet failed a pod, in upstream's words.
+type podFailure struct {
+	reason, message string
+	eventType       string
+	reported        bool
+	// disruption: an eviction, which upstream also marks with a
+	// DisruptionTarget condition.
+	disruption bool
+}
+
+// failPod carries out st.failure as upstream does: the status says Failed
+// with the reason at once, then the containers are stopped (kept for their
+// logs) and the sandbox released.
+func (kl *Kubelet) failPod(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod, publish func(*runtimePod) v1.PodStatus) {
+	f := st.failure
+	if !f.reported {
+		f.reported = true
+		kl.recorder.Event(pod, f.eventType, f.reason, f.message)
 	}
 	publish(rp)
 	kl.probes.RemovePod(pod.UID)
-	if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
-		slog.Warn("stop containers of pod past its deadline", "pod", podKey(pod), "err", err)
+	grace := gracePeriod(pod)
+	if f.disruption {
+		// Evictions for local storage do not wait for the grace period.
+		grace = 0
+	}
+	if err := kl.stopContainers(ctx, pod, rp, grace); err != nil {
+		slog.Warn("stop containers of failed pod", "pod", podKey(pod), "reason", f.reason, "err", err)
 	}
 	if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
 		rp = fresh
 	}
 	kl.finishIfTerminal(ctx, st, pod, publish(rp), rp)
+}
+
+// storageCheckPeriod is how often emptyDir usage is measured, upstream's
+// eviction monitoring period.
+const storageCheckPeriod = 10 * time.Second
+
+// emptyDirOverLimit measures the pod's disk-backed emptyDir volumes that
+// have a sizeLimit, at most every storageCheckPeriod, and returns the
+// eviction of a pod that uses more than a limit.
+func (kl *Kubelet) emptyDirOverLimit(pod *v1.Pod, st *podState, mounts volume.Mounted) *podFailure {
+	now := kl.clock.Now()
+	if !st.storageChecked.IsZero() && now.Sub(st.storageChecked) < storageCheckPeriod {
+		return nil
+	}
+	checked := false
+	for _, v := range pod.Spec.Volumes {
+		ed := v.EmptyDir
+		// Memory-backed ones are tmpfs mounts of that size: they cannot grow past it.
+		if ed == nil || ed.SizeLimit == nil || ed.Medium == v1.StorageMediumMemory || mounts[v.Name] == "" {
+			continue
+		}
+		checked = true
+		used, err := diskUsage(mounts[v.Name])
+		if err != nil {
+			slog.Warn("measure emptyDir usage", "pod", podKey(pod), "volume", v.Name, "err", err)
+			continue
+		}
+		if used > ed.SizeLimit.Value() {
+			return &podFailure{reason: "Evicted", eventType: v1.EventTypeWarning, disruption: true,
+				message: fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q. ", v.Name, ed.SizeLimit.String())}
+		}
+	}
+	if checked {
+		st.storageChecked = now
+	}
+	return nil
+}
+
+// diskUsage is the space the files under dir take on disk, like du.
+func diskUsage(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walk
+			}
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			total += st.Blocks * 512
+		} else {
+			total += fi.Size()
+		}
+		return nil
+	})
+	return total, err
 }
 
 // canStartSandbox is false for a pod that ran and must not run again: its
