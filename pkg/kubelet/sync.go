@@ -765,11 +765,13 @@ func (kl *Kubelet) cleanupPodFiles(uid types.UID, rp *runtimePod) error {
 // object for good (grace 0, only if it is still the same pod).
 func (kl *Kubelet) terminatePod(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) (time.Duration, bool) {
 	grace := gracePeriod(pod)
+	// Probes stop first: probing containers that are being stopped only
+	// yields "probe failed" events about exited containers.
+	kl.probes.RemovePod(pod.UID)
 	if err := kl.killPod(ctx, pod, rp, grace); err != nil {
 		slog.Warn("kill pod", "pod", podKey(pod), "err", err)
 		return time.Second, false
 	}
-	kl.probes.RemovePod(pod.UID)
 	if err := kl.cleanupPodFiles(pod.UID, rp); err != nil {
 		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedUnmount", "Unmount volumes: %v", err)
 		return time.Second, false
