@@ -46,3 +46,31 @@ func TestFailedPostStartHookKillsTheContainerAndSaysWhyInItsStatus(t *testing.T)
 		t.Fatalf("events:\n%s", events)
 	}
 }
+
+func TestImageErrorsAlsoReportFailedEvents(t *testing.T) {
+	h := newHarness(t)
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	never := testPod("never", func(p *v1.Pod) {
+		p.Spec.Containers[0].Image = "kube-lite.local/missing:1"
+		p.Spec.Containers[0].ImagePullPolicy = v1.PullNever
+	})
+	pull := testPod("pull", func(p *v1.Pod) { p.Spec.Containers[0].Image = "kube-lite.local/missing:2" })
+	for _, p := range []*v1.Pod{never, pull} {
+		h.add(p)
+		h.sync(p)
+	}
+	h.sync(pull) // now backed off
+	events := strings.Join(drainEvents(rec), "\n")
+	for _, want := range []string{
+		`Warning ErrImageNeverPull Container image "kube-lite.local/missing:1" is not present with pull policy of Never`,
+		"Warning Failed Error: ErrImageNeverPull",
+		"Warning Failed Error: ErrImagePull",
+		`Normal BackOff Back-off pulling image "kube-lite.local/missing:2"`,
+		"Warning Failed Error: ImagePullBackOff",
+	} {
+		if !strings.Contains(events, want) {
+			t.Errorf("no event %q in:\n%s", want, events)
+		}
+	}
+}

@@ -474,12 +474,14 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	if policy == v1.PullNever {
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 		kl.recorder.Event(pod, v1.EventTypeWarning, reasonErrImageNeverPull, msg)
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImageNeverPull)
 		return reasonErrImageNeverPull, msg, kl.cfg.SyncPeriod
 	}
 	key := string(pod.UID) + "/" + c.Image
 	if in, left := kl.pullBackoff.InBackOffSinceUpdate(key); in {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		kl.recorder.Event(pod, v1.EventTypeNormal, "BackOff", msg)
+		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
 		return reasonImagePullBackOff, msg, left
 	}
 	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
