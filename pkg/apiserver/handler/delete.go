@@ -85,10 +85,20 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 		writeError(w, r, err)
 		return
 	}
-	out, code, err := h.deleteOne(r, st, ns, name, opts, dry)
+	out, gone, err := h.deleteOne(r, st, ns, name, opts, dry)
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	code := http.StatusOK
+	if !gone && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		code = http.StatusAccepted
+	}
+	if gone && !st.ReturnDeletedObject {
+		m := metaOf(out)
+		out = &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Details: &metav1.StatusDetails{
+			Name: m.GetName(), Group: st.GroupVersion.Group, Kind: st.Name, UID: m.GetUID(),
+		}}
 	}
 	h.respond(w, r, st, code, out)
 }
@@ -136,8 +146,10 @@ func wantedFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 	return append(out, sets.List(set)...)
 }
 
-// deleteOne deletes or marks one object, retrying on concurrent writes.
-func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, int, error) {
+// deleteOne deletes or marks one object, retrying on concurrent writes. It
+// returns the object's last state and whether it is gone (or, with dry,
+// would be).
+func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, bool, error) {
 	ctx := r.Context()
 	key := st.Key(ns, name)
 	gr := st.groupResource()
@@ -145,22 +157,18 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *m
 	if p := opts.Preconditions; p != nil {
 		user = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
 	}
-	code := http.StatusOK
-	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
-		code = http.StatusAccepted
-	}
 	for {
 		cur := st.New()
 		if err := st.Storage.Get(ctx, key, cur); err != nil {
-			return nil, 0, storageError(err, gr, name)
+			return nil, false, storageError(err, gr, name)
 		}
 		if err := user.Check(key, cur); err != nil {
-			return nil, 0, storageError(err, gr, name)
+			return nil, false, storageError(err, gr, name)
 		}
 		a := h.attrs(r, st, admission.Delete, "", ns, name, nil, cur, dry)
 		a.Options = opts
 		if err := h.admission.Validate(ctx, a); err != nil {
-			return nil, 0, err
+			return nil, false, err
 		}
 		obj := cur.DeepCopyObject()
 		m := metaOf(obj)
@@ -179,7 +187,7 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *m
 			deleteNow = *cg == 0 && len(m.GetFinalizers()) == 0 && !waitSpec
 		}
 		if dry {
-			return obj, code, nil
+			return obj, deleteNow, nil
 		}
 		rv := metaOf(cur).GetResourceVersion()
 		uid := metaOf(cur).GetUID()
@@ -195,9 +203,9 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *m
 			continue // someone wrote in between; decide again on the new state
 		}
 		if err != nil {
-			return nil, 0, storageError(err, gr, name)
+			return nil, false, storageError(err, gr, name)
 		}
-		return out, code, nil
+		return out, deleteNow, nil
 	}
 }
 
@@ -229,5 +237,6 @@ func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, st *S
 			return
 		}
 	}
-	h.respond(w, r, st, http.StatusOK, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
+	// As upstream: the answer lists what was selected for deletion.
+	h.respond(w, r, st, http.StatusOK, list)
 }

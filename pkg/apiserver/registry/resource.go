@@ -105,6 +105,11 @@ type Resource struct {
 	// Deletion customizes graceful deletion; nil deletes at once (unless
 	// finalizers hold the object).
 	Deletion DeletionStrategy
+	// ReturnDeletedObject answers a DELETE that removed the object with
+	// its last state; otherwise, as upstream for most resources, with a
+	// Success Status naming it. Objects that stay (graceful deletion,
+	// finalizers) are always returned.
+	ReturnDeletedObject bool
 	// ExtraSubresources are served by dedicated handlers (pods/binding,
 	// pods/log); they are listed here for discovery.
 	ExtraSubresources []Subresource

@@ -2,6 +2,7 @@ package apiserverextra
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -117,6 +118,47 @@ func TestDeletion(t *testing.T) {
 		}
 		if _, err := cms.Get(ctx, "precond", metav1.GetOptions{}); err != nil {
 			t.Fatalf("object deleted despite failed precondition: %v", err)
+		}
+	})
+
+	t.Run("a DELETE answers as upstream's: a Status for most kinds, the object for pods", func(t *testing.T) {
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "answered"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := s.Client.CoreV1().RESTClient().Delete().Namespace("default").Resource("configmaps").Name("answered").Do(ctx).Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st metav1.Status
+		if err := json.Unmarshal(raw, &st); err != nil || st.Kind != "Status" || st.Status != metav1.StatusSuccess || st.Details == nil ||
+			st.Details.Name != "answered" || st.Details.Kind != "configmaps" || st.Details.UID != cm.UID {
+			t.Errorf("configmap DELETE answered %s, want a Success Status naming configmaps/answered and its uid", raw)
+		}
+		if _, err := pods.Create(ctx, newPod("answered"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		raw, err = s.Client.CoreV1().RESTClient().Delete().Namespace("default").Resource("pods").Name("answered").Do(ctx).Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pod corev1.Pod
+		if err := json.Unmarshal(raw, &pod); err != nil || pod.Kind != "Pod" || pod.Name != "answered" {
+			t.Errorf("pod DELETE answered %s, want the pod", raw)
+		}
+		for _, name := range []string{"in-1", "in-2", "out"} {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"sel": name[:2]}}}
+			if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		raw, err = s.Client.CoreV1().RESTClient().Delete().Namespace("default").Resource("configmaps").Param("labelSelector", "sel=in").Do(ctx).Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list corev1.ConfigMapList
+		if err := json.Unmarshal(raw, &list); err != nil || list.Kind != "ConfigMapList" || len(list.Items) != 2 {
+			t.Errorf("deletecollection answered %s, want the ConfigMapList of the two deleted", raw)
 		}
 	})
 

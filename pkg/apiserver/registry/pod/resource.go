@@ -30,6 +30,8 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		Table:        table(c),
 		Attrs:        Attrs,
 		Deletion:     Deletion{},
+		// As upstream's pods: a DELETE answers with the pod.
+		ReturnDeletedObject: true,
 		ExtraSubresources: []registry.Subresource{
 			{Name: "binding", Kind: "Binding", Verbs: []string{"create"}},
 			{Name: "log", Kind: "Pod", Verbs: []string{"get"}},

@@ -41,6 +41,8 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		// A service name becomes a DNS label and an environment variable
 		// prefix (WEB_SERVICE_HOST), so it must start with a letter.
 		ValidateName: apimachineryvalidation.NameIsDNS1035Label,
+		// As upstream's services: a DELETE answers with the service.
+		ReturnDeletedObject: true,
 	}
 }
 

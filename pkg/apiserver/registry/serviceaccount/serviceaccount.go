@@ -36,6 +36,8 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		}, func(sa *corev1.ServiceAccount) []interface{} {
 			return []interface{}{sa.Name, int64(len(sa.Secrets)), tableutil.Age(sa.CreationTimestamp, c.Now())}
 		}),
+		// As upstream's service accounts: a DELETE answers with the object.
+		ReturnDeletedObject: true,
 	}
 }
 
