@@ -28,6 +28,9 @@ type mediaChoice struct {
 	proto     bool
 	kind      outputKind
 	tableVers string // "v1" or "v1beta1" for meta.k8s.io Table/PartialObjectMetadata
+	// partialAs is the kind asked for with outputPartialMetadata:
+	// PartialObjectMetadata or PartialObjectMetadataList.
+	partialAs string
 }
 
 // negotiate picks the first Accept entry we can serve. Protobuf is served
@@ -67,7 +70,7 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 			if params["g"] != "meta.k8s.io" {
 				continue
 			}
-			c.kind, c.tableVers = outputPartialMetadata, versionOr(params["v"])
+			c.kind, c.tableVers, c.partialAs = outputPartialMetadata, versionOr(params["v"]), params["as"]
 		default:
 			continue
 		}

@@ -17,6 +17,10 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, st *Store, cod
 		writeError(w, r, err)
 		return
 	}
+	if err := checkPartialShape(mc, obj); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	out, err := h.transform(r, st, mc, obj)
 	if err != nil {
 		writeError(w, r, err)
@@ -37,6 +41,28 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, st *Store, cod
 	}
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// checkPartialShape refuses, as upstream does with 406, PartialObjectMetadata
+// for a list and PartialObjectMetadataList for a single object: a client
+// decoding the answer as the kind it asked for would misread it.
+func checkPartialShape(mc mediaChoice, obj runtime.Object) error {
+	if mc.kind != outputPartialMetadata {
+		return nil
+	}
+	if _, ok := obj.(*metav1.Status); ok {
+		return nil
+	}
+	isList := meta.IsListType(obj)
+	switch {
+	case mc.partialAs == "PartialObjectMetadata" && isList:
+		return failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%T)", obj))
+	case mc.partialAs == "PartialObjectMetadataList" && !isList:
+		return failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%T)", obj))
+	}
+	return nil
 }
 
 func (h *Handler) encode(buf *bytes.Buffer, mc mediaChoice, obj runtime.Object) error {
@@ -159,11 +185,11 @@ func toPartial(mc mediaChoice, obj runtime.Object) (runtime.Object, error) {
 		Items:    make([]metav1.PartialObjectMetadata, 0, len(items)),
 	}
 	for _, item := range items {
-		p, err := partialOf(item, "")
+		// Items carry their kind, as upstream's.
+		p, err := partialOf(item, apiVersion)
 		if err != nil {
 			return nil, err
 		}
-		p.TypeMeta = metav1.TypeMeta{}
 		out.Items = append(out.Items, *p)
 	}
 	return out, nil

@@ -111,6 +111,30 @@ func TestTablesAndDiscovery(t *testing.T) {
 		}
 	})
 
+	t.Run("partial object metadata", func(t *testing.T) {
+		const list, one = "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", "as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+		r := raw.do(t, http.MethodGet, "/api/v1/namespaces/default/pods", "", nil, "Accept", "application/json;"+list)
+		var pl metav1.PartialObjectMetadataList
+		if err := json.Unmarshal(r.body, &pl); err != nil || r.code != 200 || pl.Kind != "PartialObjectMetadataList" || len(pl.Items) != 1 {
+			t.Fatalf("code %d err %v: %s", r.code, err, r.body)
+		}
+		if it := pl.Items[0]; it.Kind != "PartialObjectMetadata" || it.APIVersion != "meta.k8s.io/v1" || it.Name != "tabled" {
+			t.Errorf("item = %+v, want PartialObjectMetadata meta.k8s.io/v1 tabled", it.TypeMeta)
+		}
+		// The wrong shape is refused, as upstream does, rather than
+		// answered in a kind the client did not ask for.
+		for path, accept := range map[string]string{
+			"/api/v1/namespaces/default/pods":        one,
+			"/api/v1/namespaces/default/pods/tabled": list,
+		} {
+			r := raw.do(t, http.MethodGet, path, "", nil, "Accept", "application/json;"+accept)
+			if st := r.status(t); r.code != http.StatusNotAcceptable || st.Reason != metav1.StatusReasonNotAcceptable ||
+				!strings.HasPrefix(st.Message, "you requested PartialObjectMetadata") {
+				t.Errorf("GET %s as %s = %d %s, want 406 NotAcceptable", path, accept, r.code, r.body)
+			}
+		}
+	})
+
 	t.Run("discovery through client-go", func(t *testing.T) {
 		dc, err := discovery.NewDiscoveryClientForConfig(s.Config)
 		if err != nil {
