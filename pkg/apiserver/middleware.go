@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -135,5 +136,5 @@ func notFoundError() error {
 }
 
 func methodNotAllowedError(r *http.Request) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method)
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, strings.ToLower(r.Method), schema.GroupResource{}, "", "", 0, false)
 }

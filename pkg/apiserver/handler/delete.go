@@ -21,7 +21,7 @@ import (
 // deleteOptions reads DeleteOptions from the body and the query.
 func (h *Handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 	opts := &metav1.DeleteOptions{}
-	body, mt, err := readBody(r)
+	body, mt, err := readBody(r, objectTypes)
 	if err != nil {
 		return nil, false, err
 	}

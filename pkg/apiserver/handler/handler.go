@@ -241,8 +241,9 @@ func notFound(r *http.Request) error {
 		"the server could not find the requested resource", 0, false)
 }
 
+// methodNotAllowed is upstream's answer to a verb a path does not serve.
 func methodNotAllowed(r *http.Request) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method)
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, strings.ToLower(r.Method), schema.GroupResource{}, "", "", 0, false)
 }
 
 // setKind stamps apiVersion and kind, which objects decoded from storage lack.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,7 +77,8 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 		}
 		return c, nil
 	}
-	return mediaChoice{}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", "only application/json and application/yaml responses are supported", 0, false)
+	return mediaChoice{}, failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		"only the following media types are accepted: "+strings.Join(objectTypes, ", "))
 }
 
 func versionOr(v string) string {
@@ -88,18 +90,39 @@ func versionOr(v string) string {
 
 const protobufType = "application/vnd.kubernetes.protobuf"
 
+// The media types a body may come in, listed as upstream lists them when it
+// refuses another: objects (and DeleteOptions) in the serializations served,
+// patches in the patch types (server-side apply has its own message).
+var (
+	objectTypes = []string{"application/json", "application/yaml", protobufType}
+	patchTypes  = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+)
+
 // maxBodyBytes is the largest request body accepted (upstream's limit is 3 MiB).
 const maxBodyBytes = 3 << 20
 
-// readBody returns the body as JSON, converting YAML, and the media type.
-func readBody(r *http.Request) ([]byte, string, error) {
+// readBody returns the body as JSON, converting YAML, and the media type,
+// which must be one of accepted (or a YAML spelling of application/yaml).
+func readBody(r *http.Request, accepted []string) ([]byte, string, error) {
 	ct := r.Header.Get("Content-Type")
 	mt := "application/json"
 	if ct != "" {
 		var err error
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, "", unsupportedMediaType(ct)
+			return nil, "", unsupportedMediaType(accepted)
 		}
+	}
+	switch mt {
+	case "application/x-yaml", "text/yaml":
+		mt = "application/yaml"
+	case "application/apply-patch+yaml":
+		if slices.Equal(accepted, patchTypes) {
+			return nil, "", apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", schema.GroupResource{}, "",
+				"server-side apply is not supported by kube-lite; use client-side `kubectl apply`", 0, false)
+		}
+	}
+	if !slices.Contains(accepted, mt) {
+		return nil, "", unsupportedMediaType(accepted)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
@@ -108,26 +131,17 @@ func readBody(r *http.Request) ([]byte, string, error) {
 	if len(body) > maxBodyBytes {
 		return nil, "", apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d bytes", maxBodyBytes))
 	}
-	switch mt {
-	case "application/json", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json":
-		return body, mt, nil
-	case "application/yaml", "application/x-yaml", "text/yaml":
+	if mt == "application/yaml" {
 		js, err := yaml.YAMLToJSON(body)
 		if err != nil {
 			return nil, "", apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 		}
 		return js, "application/json", nil
-	case protobufType:
-		return body, mt, nil
-	case "application/apply-patch+yaml":
-		return nil, "", apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", schema.GroupResource{}, "",
-			"server-side apply is not supported by kube-lite; use client-side `kubectl apply`", 0, false)
-	default:
-		return nil, "", unsupportedMediaType(mt)
 	}
+	return body, mt, nil
 }
 
-func unsupportedMediaType(mt string) error {
+func unsupportedMediaType(accepted []string) error {
 	return failure(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
-		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got %q)", mt))
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(accepted, ", "))
 }

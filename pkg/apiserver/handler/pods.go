@@ -14,7 +14,7 @@ import (
 
 // bind serves POST pods/{name}/binding: it sets spec.nodeName once.
 func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
-	body, mt, err := readBody(r)
+	body, mt, err := readBody(r, objectTypes)
 	if err != nil {
 		writeError(w, r, err)
 		return

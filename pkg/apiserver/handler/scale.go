@@ -50,7 +50,11 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		writeError(w, r, err)
 		return
 	}
-	body, mt, err := readBody(r)
+	accepted := objectTypes
+	if r.Method == http.MethodPatch {
+		accepted = patchTypes
+	}
+	body, mt, err := readBody(r, accepted)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -130,7 +130,7 @@ func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) 
 	if err != nil {
 		return nil, false, err
 	}
-	body, mt, err := readBody(r)
+	body, mt, err := readBody(r, objectTypes)
 	if err != nil {
 		return nil, false, err
 	}
@@ -231,7 +231,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, err)
 		return
 	}
-	patch, mt, err := readBody(r)
+	patch, mt, err := readBody(r, patchTypes)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -250,7 +250,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 			return
 		}
 	default:
-		writeError(w, r, unsupportedMediaType(r.Header.Get("Content-Type")))
+		writeError(w, r, unsupportedMediaType(patchTypes))
 		return
 	}
 	var warned bool

@@ -41,7 +41,18 @@ func TestBadInput(t *testing.T) {
 		{"wrong verb on a subresource", http.MethodDelete, "/api/v1/namespaces/default/pods/p/binding", "", "", 405, metav1.StatusReasonMethodNotAllowed},
 		{"body over 3 MiB", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", big, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"unsupported media type", http.MethodPost, "/api/v1/namespaces/default/configmaps", "text/csv", "a,b", 415, metav1.StatusReasonUnsupportedMediaType},
+		{"a patch type on create", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/merge-patch+json", `{"metadata":{"name":"x"}}`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"a patch in plain JSON", http.MethodPatch, "/api/v1/namespaces/default/configmaps/x", "application/json", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"a subresource kube-lite does not serve", http.MethodPost, "/api/v1/namespaces/default/pods/p/exec", "", "", 404, metav1.StatusReasonNotFound},
+	}
+	// Messages as upstream words them: clients and people search for them.
+	upstreamMessages := map[string]string{
+		"wrong verb on a collection":  "the server does not allow this method on the requested resource",
+		"wrong verb on a subresource": "the server does not allow this method on the requested resource",
+		"unsupported media type":      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"a patch type on create":      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"a patch in plain JSON":       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+		"unknown Accept":              "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,8 +70,17 @@ func TestBadInput(t *testing.T) {
 			if strings.HasSuffix(tc.path, "/exec") && !strings.Contains(st.Message, "pods/exec") {
 				t.Errorf("message %q does not name the subresource", st.Message)
 			}
+			if want, ok := upstreamMessages[tc.name]; ok && st.Message != want {
+				t.Errorf("message %q, want upstream's %q", st.Message, want)
+			}
 		})
 	}
+	t.Run("unknown Accept", func(t *testing.T) {
+		r := raw.do(t, http.MethodGet, "/api/v1/namespaces/default/configmaps", "", nil, "Accept", "text/html")
+		if st := r.status(t); r.code != http.StatusNotAcceptable || st.Message != upstreamMessages["unknown Accept"] {
+			t.Errorf("Accept: text/html = %d %q, want 406 %q", r.code, st.Message, upstreamMessages["unknown Accept"])
+		}
+	})
 }
 
 func TestTablesAndDiscovery(t *testing.T) {
