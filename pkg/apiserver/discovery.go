@@ -1,11 +1,16 @@
 package apiserver
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -21,6 +26,11 @@ type discovery struct {
 	groupList   []byte
 	groups      map[string][]byte
 	resources   map[schema.GroupVersion][]byte
+	// aggregatedCore and aggregatedGroups are /api and /apis as
+	// apidiscovery.k8s.io/v2 APIGroupDiscoveryLists, which kubectl and
+	// client-go ask for first: every resource in one request.
+	aggregatedCore   []byte
+	aggregatedGroups []byte
 }
 
 var objectVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
@@ -39,6 +49,7 @@ func newDiscovery(resources []*registry.Resource) *discovery {
 		l.APIResources = append(l.APIResources, metav1.APIResource{
 			Name: res.Name, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
 			Verbs: objectVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			StorageVersionHash: storageVersionHash(res.GroupVersionKind()),
 		})
 		if res.Status != nil {
 			l.APIResources = append(l.APIResources, metav1.APIResource{Name: res.Name + "/status", Namespaced: res.Namespaced,
@@ -95,7 +106,107 @@ func newDiscovery(resources []*registry.Resource) *discovery {
 		i++
 	}
 	d.groupList = mustJSON(groupList)
+	var core, named []schema.GroupVersion
+	for _, gv := range order {
+		if gv.Group == "" {
+			core = append(core, gv)
+		} else {
+			named = append(named, gv)
+		}
+	}
+	d.aggregatedCore = mustJSON(aggregatedDiscovery(lists, core))
+	d.aggregatedGroups = mustJSON(aggregatedDiscovery(lists, named))
 	return d
+}
+
+// storageVersionHash is upstream's fingerprint of the version a resource is
+// stored in (the first 8 bytes of sha256("group/version/kind"), base64):
+// storage migrators compare it to see whether objects need rewriting.
+func storageVersionHash(gvk schema.GroupVersionKind) string {
+	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// aggregatedDiscovery lists the group versions in gvs, grouped by group in
+// the order given (the first version of a group is its preferred one).
+func aggregatedDiscovery(lists map[schema.GroupVersion]*metav1.APIResourceList, gvs []schema.GroupVersion) *apidiscoveryv2.APIGroupDiscoveryList {
+	out := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
+	index := map[string]int{}
+	for _, gv := range gvs {
+		i, ok := index[gv.Group]
+		if !ok {
+			i = len(out.Items)
+			index[gv.Group] = i
+			out.Items = append(out.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: gv.Group}})
+		}
+		out.Items[i].Versions = append(out.Items[i].Versions, versionDiscovery(gv, lists[gv]))
+	}
+	return out
+}
+
+func versionDiscovery(gv schema.GroupVersion, l *metav1.APIResourceList) apidiscoveryv2.APIVersionDiscovery {
+	v := apidiscoveryv2.APIVersionDiscovery{Version: gv.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+	parents := map[string]int{}
+	for _, r := range l.APIResources {
+		if strings.Contains(r.Name, "/") {
+			continue
+		}
+		scope := apidiscoveryv2.ScopeCluster
+		if r.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		parents[r.Name] = len(v.Resources)
+		v.Resources = append(v.Resources, apidiscoveryv2.APIResourceDiscovery{
+			Resource: r.Name, ResponseKind: &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: r.Kind},
+			Scope: scope, SingularResource: r.SingularName, Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+		})
+	}
+	for _, r := range l.APIResources {
+		parent, sub, ok := strings.Cut(r.Name, "/")
+		i, found := parents[parent]
+		if !ok || !found {
+			continue
+		}
+		kind := metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: r.Kind}
+		if r.Version != "" {
+			kind.Group, kind.Version = r.Group, r.Version
+		}
+		v.Resources[i].Subresources = append(v.Resources[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource: sub, ResponseKind: &kind, Verbs: r.Verbs,
+		})
+	}
+	return v
+}
+
+// aggregatedType is the Content-Type of an aggregated discovery answer;
+// client-go reads its parameters to tell it from the legacy documents.
+const aggregatedType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// wantsAggregated reports whether the first Accept entry kube-lite can
+// answer asks for aggregated discovery (v2; v2beta1 is not served).
+func wantsAggregated(r *http.Request) bool {
+	for _, entry := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(entry))
+		if err != nil {
+			continue
+		}
+		if mt != "application/json" && mt != "*/*" && mt != "application/*" {
+			continue
+		}
+		if params["as"] == "" {
+			return false
+		}
+		if params["as"] == "APIGroupDiscoveryList" && params["g"] == "apidiscovery.k8s.io" && params["v"] == "v2" {
+			return true
+		}
+	}
+	return false
+}
+
+func writeAggregated(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", aggregatedType)
+	w.Header().Set("Vary", "Accept")
+	_, _ = w.Write(body)
 }
 
 func mustJSON(v interface{}) []byte {
@@ -112,9 +223,22 @@ func writeJSON(w http.ResponseWriter, body []byte) {
 }
 
 func (d *discovery) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
+	if wantsAggregated(r) {
+		writeAggregated(w, d.aggregatedCore)
+		return
+	}
+	w.Header().Set("Vary", "Accept")
 	writeJSON(w, d.apiVersions)
 }
-func (d *discovery) serveGroups(w http.ResponseWriter, r *http.Request) { writeJSON(w, d.groupList) }
+
+func (d *discovery) serveGroups(w http.ResponseWriter, r *http.Request) {
+	if wantsAggregated(r) {
+		writeAggregated(w, d.aggregatedGroups)
+		return
+	}
+	w.Header().Set("Vary", "Accept")
+	writeJSON(w, d.groupList)
+}
 
 func (d *discovery) serveGroup(w http.ResponseWriter, r *http.Request) {
 	body, ok := d.groups[chi.URLParam(r, "group")]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
@@ -197,6 +198,71 @@ func TestTablesAndDiscovery(t *testing.T) {
 			if !slices.Contains(names, want) {
 				t.Errorf("group %q missing from %v", want, names)
 			}
+		}
+	})
+
+	t.Run("aggregated discovery", func(t *testing.T) {
+		// kubectl and client-go ask for this first; without it they fall
+		// back to one request per group version.
+		const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+		lookup := func(path, group, version, resource string) *apidiscoveryv2.APIResourceDiscovery {
+			t.Helper()
+			r := raw.do(t, http.MethodGet, path, "", nil, "Accept", accept)
+			if ct := r.header.Get("Content-Type"); r.code != 200 || ct != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
+				t.Fatalf("GET %s = %d, Content-Type %q", path, r.code, ct)
+			}
+			var list apidiscoveryv2.APIGroupDiscoveryList
+			if err := json.Unmarshal(r.body, &list); err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range list.Items {
+				for _, v := range g.Versions {
+					for i, res := range v.Resources {
+						if g.Name == group && v.Version == version && res.Resource == resource {
+							if v.Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
+								t.Errorf("%s/%s freshness %q", group, version, v.Freshness)
+							}
+							return &v.Resources[i]
+						}
+					}
+				}
+			}
+			t.Fatalf("%s/%s %s not in %s", group, version, resource, path)
+			return nil
+		}
+		pods := lookup("/api", "", "v1", "pods")
+		if pods.Scope != apidiscoveryv2.ScopeNamespace || pods.ResponseKind.Kind != "Pod" || !slices.Contains(pods.ShortNames, "po") {
+			t.Errorf("pods = %+v", pods)
+		}
+		var subs []string
+		for _, s := range pods.Subresources {
+			subs = append(subs, s.Subresource)
+		}
+		if !slices.Contains(subs, "status") || !slices.Contains(subs, "binding") {
+			t.Errorf("pods subresources = %v, want status and binding among them", subs)
+		}
+		deploy := lookup("/apis", "apps", "v1", "deployments")
+		var scale *apidiscoveryv2.APISubresourceDiscovery
+		for i := range deploy.Subresources {
+			if deploy.Subresources[i].Subresource == "scale" {
+				scale = &deploy.Subresources[i]
+			}
+		}
+		if scale == nil || *scale.ResponseKind != (metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}) {
+			t.Errorf("deployments/scale = %+v, want responseKind autoscaling/v1 Scale", scale)
+		}
+		if ns := lookup("/api", "", "v1", "namespaces"); ns.Scope != apidiscoveryv2.ScopeCluster {
+			t.Errorf("namespaces scope %q", ns.Scope)
+		}
+		// Legacy discovery still answers a plain JSON Accept, with the
+		// storage version hashes upstream publishes.
+		r := raw.do(t, http.MethodGet, "/api/v1", "", nil, "Accept", "application/json")
+		var core metav1.APIResourceList
+		if err := json.Unmarshal(r.body, &core); err != nil {
+			t.Fatal(err)
+		}
+		if cm := find(core.APIResources, "configmaps"); cm == nil || cm.StorageVersionHash != "qFsyl6wFWjQ=" {
+			t.Errorf("configmaps = %+v, want upstream's storageVersionHash qFsyl6wFWjQ=", cm)
 		}
 	})
 
