@@ -5,6 +5,7 @@ package nodelifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -222,6 +223,7 @@ func (c *Controller) monitorNode(ctx context.Context, n *corev1.Node) error {
 	now := metav1.NewTime(c.clock.Now())
 	if overdue {
 		if rc := readyCondition(n); rc == nil || rc.Status != corev1.ConditionUnknown {
+			wasReady := rc != nil && rc.Status == corev1.ConditionTrue
 			next := n.DeepCopy()
 			markUnknown(next, now)
 			updated, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, next, metav1.UpdateOptions{})
@@ -229,11 +231,59 @@ func (c *Controller) monitorNode(ctx context.Context, n *corev1.Node) error {
 				return fmt.Errorf("mark node %s unknown: %w", n.Name, err)
 			}
 			slog.Info("node stopped reporting, marked Unknown", "node", n.Name, "grace", c.cfg.GracePeriod)
-			c.Events.Eventf(n, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", n.Name)
+			if wasReady {
+				c.Events.Eventf(n, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", n.Name)
+			}
 			n = updated
 		}
 	}
-	return c.reconcileTaints(ctx, n, now)
+	if err := c.reconcileTaints(ctx, n, now); err != nil {
+		return err
+	}
+	if rc := readyCondition(n); rc != nil && rc.Status != corev1.ConditionTrue {
+		return c.markPodsNotReady(ctx, n, now)
+	}
+	return nil
+}
+
+// markPodsNotReady turns Ready off on the pods of a Node that is not Ready,
+// as upstream does: nobody can vouch for them any more, so Services and
+// Deployments stop counting them before they are evicted.
+func (c *Controller) markPodsNotReady(ctx context.Context, n *corev1.Node, now metav1.Time) error {
+	objs, err := c.podIndexer.ByIndex(podsByNodeIndex, n.Name)
+	if err != nil {
+		return fmt.Errorf("pods of node %s: %w", n.Name, err)
+	}
+	var errs []error
+	for _, o := range objs {
+		p, ok := o.(*corev1.Pod)
+		if !ok || p.Spec.NodeName != n.Name {
+			continue
+		}
+		next := p.DeepCopy()
+		changed := false
+		for i := range next.Status.Conditions {
+			cond := &next.Status.Conditions[i]
+			if cond.Type == corev1.PodReady && cond.Status != corev1.ConditionFalse {
+				cond.Status = corev1.ConditionFalse
+				cond.LastTransitionTime = now
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		_, err := c.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			continue // gone, or changed: the next pass looks again
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mark pod %s/%s not ready: %w", p.Namespace, p.Name, err))
+			continue
+		}
+		c.Events.Eventf(p, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
+	}
+	return errors.Join(errs...)
 }
 
 // markUnknown sets every kubelet-owned condition to Unknown, keeping the
@@ -397,11 +447,43 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 		c.evictions.AddAfter(key, at.Sub(now))
 		return nil
 	}
+	if err := c.markDisruptionTarget(ctx, p, now); err != nil {
+		return err
+	}
 	err = c.client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("evict pod %s: %w", key, err)
 	}
 	slog.Info("evicted pod from tainted node", "pod", key, "node", n.Name, "taints", taintKeys(taints))
 	c.Events.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s", key)
+	return nil
+}
+
+// markDisruptionTarget says on the pod why it is about to be deleted, as
+// upstream's taint eviction does: a Job's podFailurePolicy and
+// `kubectl describe pod` read it.
+func (c *Controller) markDisruptionTarget(ctx context.Context, p *corev1.Pod, now time.Time) error {
+	want := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: "DeletionByTaintManager", Message: "Taint manager: deleting due to NoExecute taint", LastTransitionTime: metav1.NewTime(now)}
+	next := p.DeepCopy()
+	found := false
+	for i := range next.Status.Conditions {
+		cond := &next.Status.Conditions[i]
+		if cond.Type != corev1.DisruptionTarget {
+			continue
+		}
+		found = true
+		if cond.Status == want.Status && cond.Reason == want.Reason && cond.Message == want.Message {
+			return nil
+		}
+		*cond = want
+	}
+	if !found {
+		next.Status.Conditions = append(next.Status.Conditions, want)
+	}
+	_, err := c.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("mark pod %s/%s as a disruption target: %w", p.Namespace, p.Name, err)
+	}
 	return nil
 }

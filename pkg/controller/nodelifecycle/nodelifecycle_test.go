@@ -2,6 +2,7 @@ package nodelifecycle
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -9,8 +10,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -180,5 +184,77 @@ func TestEviction(t *testing.T) {
 				t.Fatalf("evicted=%v, want %v", evicted, tt.wantEvicted)
 			}
 		})
+	}
+}
+
+// TestPodsOnNotReadyNodeAreNotReady: a Node that stops being Ready takes
+// its pods' Ready with it, as upstream, so they stop counting as available.
+func TestPodsOnNotReadyNodeAreNotReady(t *testing.T) {
+	f := newFixture(t)
+	f.node("a", corev1.ConditionTrue)
+	f.renew("a", "1")
+	readyPod := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + types.UID(name)},
+			Spec: corev1.PodSpec{NodeName: node, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue}, {Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}}}
+	}
+	f.node("b", corev1.ConditionTrue)
+	f.renew("b", "1")
+	f.put(readyPod("on-a", "a"))
+	f.put(readyPod("on-b", "b"))
+	f.monitor()
+	// a goes silent past the grace period; b keeps renewing.
+	for i := 2; i <= 12; i++ {
+		f.clock.Step(5 * time.Second)
+		f.renew("b", fmt.Sprint(i))
+		f.monitor()
+	}
+	ready := func(name string) corev1.ConditionStatus {
+		p, err := f.client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	if got := ready("on-a"); got != corev1.ConditionFalse {
+		t.Errorf("pod on the lost node: Ready=%s, want False", got)
+	}
+	if got := ready("on-b"); got != corev1.ConditionTrue {
+		t.Errorf("pod on the healthy node: Ready=%s, want True", got)
+	}
+}
+
+// TestEvictionMarksDisruptionTarget: the evicted pod says why before it
+// goes, with upstream's reason and message.
+func TestEvictionMarksDisruptionTarget(t *testing.T) {
+	f := newFixture(t)
+	added := metav1.NewTime(start)
+	f.put(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
+		{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added}}}})
+	f.put(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "p-uid"}, Spec: corev1.PodSpec{NodeName: "a"}})
+	var seen *corev1.PodCondition
+	f.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		// The tracker, not the clientset: reactors run under its lock.
+		o, err := f.client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "default", "p")
+		if p, ok := o.(*corev1.Pod); err == nil && ok {
+			for i := range p.Status.Conditions {
+				if p.Status.Conditions[i].Type == corev1.DisruptionTarget {
+					seen = &p.Status.Conditions[i]
+				}
+			}
+		}
+		return false, nil, nil
+	})
+	if err := f.ctrl.syncPod(context.Background(), "default/p"); err != nil {
+		t.Fatal(err)
+	}
+	if seen == nil || seen.Status != corev1.ConditionTrue || seen.Reason != "DeletionByTaintManager" || seen.Message != "Taint manager: deleting due to NoExecute taint" {
+		t.Errorf("DisruptionTarget at deletion: %+v", seen)
 	}
 }
