@@ -18,6 +18,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/controller/nodelifecycle"
 	"github.com/kube-lite/kube-lite/pkg/controller/podgc"
 	"github.com/kube-lite/kube-lite/pkg/controller/replicaset"
+	"github.com/kube-lite/kube-lite/pkg/controller/ttlafterfinished"
 )
 
 func initializers() map[string]initFunc {
@@ -30,6 +31,7 @@ func initializers() map[string]initFunc {
 		"nodeipam":         startNodeIPAM,
 		"namespace":        startNamespace,
 		"podgc":            startPodGC,
+		"ttlafterfinished": startTTLAfterFinished,
 	}
 }
 
@@ -107,4 +109,9 @@ func startPodGC(_ context.Context, cc *controllerContext) (runFunc, error) {
 	c := podgc.New(cc.client, f.Core().V1().Pods(), f.Core().V1().Nodes(),
 		podgc.Config{TerminatedThreshold: cc.opts.TerminatedPodGCThreshold, Quarantine: 40 * time.Second, Period: 20 * time.Second}, cc.clock)
 	return c.Run, nil
+}
+
+func startTTLAfterFinished(_ context.Context, cc *controllerContext) (runFunc, error) {
+	c := ttlafterfinished.New(cc.client, cc.informers.Batch().V1().Jobs(), cc.metrics, cc.clock)
+	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentTTLSyncs) }, nil
 }

@@ -31,6 +31,7 @@ type Options struct {
 	ConcurrentJobSyncs        int
 	ConcurrentGCSyncs         int
 	ConcurrentNamespaceSyncs  int
+	ConcurrentTTLSyncs        int
 
 	TerminatedPodGCThreshold int
 
@@ -54,6 +55,7 @@ func NewOptions() *Options {
 		ConcurrentJobSyncs:        5,
 		ConcurrentGCSyncs:         20,
 		ConcurrentNamespaceSyncs:  10,
+		ConcurrentTTLSyncs:        5,
 		TerminatedPodGCThreshold:  12500,
 		JobPodFailureBackoff:      10 * time.Second,
 	}
@@ -75,6 +77,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentJobSyncs, "concurrent-job-syncs", o.ConcurrentJobSyncs, "Jobs synced at once.")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "Garbage collector workers.")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
+	fs.IntVar(&o.ConcurrentTTLSyncs, "concurrent-ttl-after-finished-syncs", o.ConcurrentTTLSyncs, "Finished Jobs checked for ttlSecondsAfterFinished at once.")
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Finished pods kept before the oldest are deleted; 0 keeps all.")
 	o.LeaderElection.AddFlags(fs, "kube-controller-manager")
 }
@@ -108,7 +111,7 @@ func (o *Options) Validate() error {
 	for name, n := range map[string]int{
 		"--concurrent-deployment-syncs": o.ConcurrentDeploymentSyncs, "--concurrent-replicaset-syncs": o.ConcurrentReplicaSetSyncs,
 		"--concurrent-job-syncs": o.ConcurrentJobSyncs, "--concurrent-gc-syncs": o.ConcurrentGCSyncs,
-		"--concurrent-namespace-syncs": o.ConcurrentNamespaceSyncs,
+		"--concurrent-namespace-syncs": o.ConcurrentNamespaceSyncs, "--concurrent-ttl-after-finished-syncs": o.ConcurrentTTLSyncs,
 	} {
 		if n < 1 {
 			errs = append(errs, fmt.Sprintf("%s must be at least 1", name))
@@ -146,13 +149,15 @@ func canonicalName(name string) string {
 		return "namespace"
 	case "pod-garbage-collector-controller":
 		return "podgc"
+	case "ttl-after-finished-controller":
+		return "ttlafterfinished"
 	}
 	return name
 }
 
 // KnownControllers lists the controller names, sorted.
 func KnownControllers() []string {
-	return []string{"deployment", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset"}
+	return []string{"deployment", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}
 }
 
 // EnabledControllers resolves --controllers with upstream's rules: '*'

@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -102,4 +103,26 @@ func TestJobRespectsBackoffLimit(t *testing.T) {
 	if n := len(c.jobPods(job)); n != 3 {
 		t.Errorf("%d pods created, want 3", n)
 	}
+}
+
+// TestFinishedJobGoesAfterItsTTL: spec.ttlSecondsAfterFinished removes the
+// Job, and with it its pods, once it has finished.
+func TestFinishedJobGoesAfterItsTTL(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	j := newJob("brief", 1, 1, 6, "0")
+	j.Spec.TTLSecondsAfterFinished = ptr.To[int32](1)
+	created, err := c.client.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.waitJobCondition("brief", batchv1.JobComplete)
+	waitFor(t, "the finished job and its pods to be deleted", func() (bool, error) {
+		_, err := c.client.BatchV1().Jobs(ns).Get(ctx, "brief", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return len(c.jobPods(created)) == 0, nil
+	})
 }
