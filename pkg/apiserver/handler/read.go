@@ -2,11 +2,14 @@ package handler
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kube-lite/kube-lite/pkg/storage"
@@ -27,6 +30,9 @@ type listParams struct {
 	watch             bool
 	timeoutSeconds    int64
 	sendInitialEvents bool
+	// noInitialEvents: sendInitialEvents=false, which makes a watch from
+	// "" or "0" start at the current revision without ADDED events.
+	noInitialEvents bool
 }
 
 func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error) {
@@ -55,13 +61,6 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	}
 	p.opts.Predicate.GetAttrs = st.ObjectAttrs
 	p.opts.ResourceVersion = q.Get("resourceVersion")
-	switch m := q.Get("resourceVersionMatch"); m {
-	case "", "NotOlderThan":
-	case "Exact":
-		p.opts.Exact = true
-	default:
-		errs = append(errs, field.NotSupported(field.NewPath("resourceVersionMatch"), m, []string{"Exact", "NotOlderThan"}))
-	}
 	if p.opts.ResourceVersion != "" {
 		if _, err := strconv.ParseUint(p.opts.ResourceVersion, 10, 64); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("resourceVersion"), p.opts.ResourceVersion, "must be a non-negative integer"))
@@ -78,6 +77,7 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	p.watch = isTrue(q.Get("watch"))
 	p.opts.AllowWatchBookmarks = isTrue(q.Get("allowWatchBookmarks"))
 	p.sendInitialEvents = isTrue(q.Get("sendInitialEvents"))
+	p.noInitialEvents = q.Has("sendInitialEvents") && !p.sendInitialEvents
 	if s := q.Get("timeoutSeconds"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
@@ -85,19 +85,78 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 		}
 		p.timeoutSeconds = n
 	}
-	if p.sendInitialEvents && (!p.watch || !p.opts.AllowWatchBookmarks) {
-		errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is only supported on watch requests with allowWatchBookmarks=true"))
-	}
-	if p.opts.Exact && p.opts.ResourceVersion == "" {
-		errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"), "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+	match := q.Get("resourceVersionMatch")
+	p.opts.Exact = match == "Exact"
+	if p.watch {
+		errs = append(errs, validateWatchMatch(q, match, p.opts.Continue)...)
+		if p.sendInitialEvents && !p.opts.AllowWatchBookmarks {
+			errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is only supported on watch requests with allowWatchBookmarks=true"))
+		}
+	} else {
+		errs = append(errs, validateListMatch(match, p.opts.ResourceVersion, p.opts.Continue)...)
+		if q.Has("sendInitialEvents") {
+			errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for list"))
+		}
 	}
 	if len(errs) > 0 {
-		return p, apierrors.NewInvalid(st.GroupVersion.WithKind("ListOptions").GroupKind(), "", errs)
+		return p, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	if p.opts.Continue != "" && p.opts.ResourceVersion != "" && p.opts.ResourceVersion != "0" {
+		// A continue token pins the revision itself.
+		return p, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
 	return p, nil
 }
 
 func isTrue(s string) bool { return s == "1" || s == "true" }
+
+// validateListMatch checks resourceVersionMatch on a list, as upstream.
+func validateListMatch(match, rv, cont string) field.ErrorList {
+	if match == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	path := field.NewPath("resourceVersionMatch")
+	if rv == "" {
+		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+	}
+	if cont != "" {
+		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden when continue is provided"))
+	}
+	switch match {
+	case "Exact":
+		if rv == "0" {
+			errs = append(errs, field.Forbidden(path, `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`))
+		}
+	case "NotOlderThan":
+	default:
+		errs = append(errs, field.NotSupported(path, match, []string{"Exact", "NotOlderThan", ""}))
+	}
+	return errs
+}
+
+// validateWatchMatch checks resourceVersionMatch and sendInitialEvents on a
+// watch, as upstream: the two go together, and only NotOlderThan.
+func validateWatchMatch(q url.Values, match, cont string) field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("resourceVersionMatch")
+	if q.Has("sendInitialEvents") && match != "NotOlderThan" {
+		errs = append(errs, field.Forbidden(path, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+	}
+	if match == "" {
+		return errs
+	}
+	if !q.Has("sendInitialEvents") {
+		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+	}
+	if match != "NotOlderThan" {
+		errs = append(errs, field.NotSupported(path, match, []string{"NotOlderThan"}))
+	}
+	if cont != "" {
+		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden when continue is provided"))
+	}
+	return errs
+}
 
 // selectableFields are the field labels a field selector may name.
 func (s *Store) selectableFields() fields.Set {

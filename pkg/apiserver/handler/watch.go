@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,15 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 
 	opts := p.opts
 	opts.Recursive = recursive
+	if p.noInitialEvents && (opts.ResourceVersion == "" || opts.ResourceVersion == "0") {
+		// sendInitialEvents=false: only what changes from now on.
+		rev, err := st.Storage.CurrentRevision(r.Context())
+		if err != nil {
+			writeError(w, r, storageError(err, st.groupResource(), ""))
+			return
+		}
+		opts.ResourceVersion = strconv.FormatInt(rev, 10)
+	}
 	if p.sendInitialEvents {
 		// The storage reads the current state, sends it as ADDED events and
 		// marks its end with a bookmark, then watches from that revision:

@@ -7,10 +7,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
@@ -123,5 +125,67 @@ func TestListPagesAndSelectors(t *testing.T) {
 	other, err := s.Client.CoreV1().Pods("other").List(ctx, metav1.ListOptions{})
 	if err != nil || len(other.Items) != 1 {
 		t.Fatalf("namespace other: %v, %d items", err, len(other.Items))
+	}
+}
+
+func TestListAndWatchOptionsAsUpstream(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	invalid := []struct {
+		name string
+		opts metav1.ListOptions
+		want string
+	}{
+		{"exact at 0", metav1.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchExact},
+			`resourceVersionMatch "exact" is forbidden for resourceVersion "0"`},
+		{"sendInitialEvents on a list", metav1.ListOptions{SendInitialEvents: &yes},
+			"sendInitialEvents is forbidden for list"},
+		{"watch with sendInitialEvents and no match", metav1.ListOptions{Watch: true, SendInitialEvents: &yes, AllowWatchBookmarks: true},
+			"sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"},
+		{"watch with a match and no sendInitialEvents", metav1.ListOptions{Watch: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan},
+			"resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"},
+	}
+	for _, tc := range invalid {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := cms.List(ctx, tc.opts)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), `ListOptions.meta.k8s.io "" is invalid`) {
+				t.Errorf("got %v, want 422 ListOptions.meta.k8s.io ... %s", err, tc.want)
+			}
+		})
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil || page.Continue == "" {
+		t.Fatalf("first page: %v, continue %q", err, page.Continue)
+	}
+	_, err = cms.List(ctx, metav1.ListOptions{Limit: 1, Continue: page.Continue, ResourceVersion: cm.ResourceVersion})
+	if !apierrors.IsBadRequest(err) || err.Error() != "specifying resource version is not allowed when using continue" {
+		t.Errorf("continue with a resourceVersion: %v, want upstream's 400", err)
+	}
+
+	// sendInitialEvents=false: no ADDED events for what exists, only changes.
+	w, err := cms.Watch(ctx, metav1.ListOptions{SendInitialEvents: &no, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if m, ok := ev.Object.(*corev1.ConfigMap); !ok || ev.Type != watch.Added || m.Name != "c" {
+			t.Errorf("first event %s %#v, want ADDED c (no initial events)", ev.Type, ev.Object)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event")
 	}
 }
