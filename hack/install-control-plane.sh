@@ -160,5 +160,5 @@ The kube-lite control plane is up: https://127.0.0.1:$SECURE_PORT
   export KUBECONFIG=$PKI_DIR/admin.kubeconfig
   $BIN_DIR/kubectl-lite get nodes
 
-Join nodes with hack/join-node.sh --pki <the same PKI directory> --node <name>.
+Join nodes with hack/join-node.sh --pki <ca.crt and the node's files> --node <name> (docs/deploy-vms.md, step 5).
 MSG
