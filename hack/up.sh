@@ -13,8 +13,9 @@ NODE_IP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{sub(/\/.*/, "", $4
 NODE_IP=${NODE_IP:-127.0.0.1}
 
 mkdir -p "$LOGS"
-step "images: building the pause, busybox and testapp OCI tarballs"
+step "images: the pause, busybox and testapp OCI tarballs in $DIR/images"
 if [ ! -f "$DIR/images/testapp.tar" ] || [ "$ROOT/cmd/testapp" -nt "$DIR/images/testapp.tar" ]; then
+	echo "    building them"
 	"$ROOT/hack/images.sh" "$DIR/images" >"$LOGS/images.log" 2>&1 || fail "$LOGS/images.log" "is busybox-static installed? (make deps)"
 fi
 
@@ -70,7 +71,9 @@ kube-lite is up: one node ($NODE), API at https://127.0.0.1:$PORT. Logs: $LOGS
   export KUBECONFIG=$PKI/admin.kubeconfig
   export PATH=$BIN:\$PATH
   kubectl-lite get nodes
-  kubectl-lite apply -f examples/pod.yaml && kubectl-lite get pods -o wide
+  kubectl-lite apply -f $ROOT/examples/pod.yaml
+  kubectl-lite wait --for=condition=Ready pod/testapp && kubectl-lite get pods -o wide
 
-Stop everything with 'make down'.
+The admin kubeconfig is readable by root only. Stop everything with 'make down'
+(with the same KUBE_LITE_* variables, if you set any).
 MSG
