@@ -7,6 +7,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -241,6 +244,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	st := job.Status.DeepCopy()
+	indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion && job.Spec.Completions != nil
+	var done map[int]bool
+	if indexed {
+		// An index counts once, however many of its pods succeeded, and
+		// stays counted after its pod is gone: status keeps the record.
+		done = completedIndexes(job.Status.CompletedIndexes, int(*job.Spec.Completions), pods)
+		succeeded = int32(len(done))
+		st.CompletedIndexes = formatIndexes(done, int(*job.Spec.Completions))
+	}
 	st.Succeeded, st.Failed = succeeded, failed
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if st.StartTime == nil && !suspended {
@@ -307,7 +319,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			c.queue.AddAfter(key, wait)
 		}
 		var delta int
-		delta, manageErr = c.manage(ctx, key, job, active, int(want))
+		var todo []int
+		if indexed {
+			todo = pendingIndexes(int(*job.Spec.Completions), done, active)
+		}
+		delta, manageErr = c.manage(ctx, key, job, active, int(want), todo)
 		activeCount += delta
 	}
 	if failReason != "" || complete {
@@ -378,15 +394,31 @@ func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg
 }
 
 // manage creates or deletes pods so that want are active; it returns by
-// how much the active count changed, as status reports it right away.
-func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want int) (int, error) {
+// how much the active count changed, as status reports it right away. For
+// an Indexed Job, todo are the indexes still without a pod, lowest first.
+func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want int, todo []int) (int, error) {
 	diff := len(active) - want
 	switch {
 	case diff < 0:
 		n := -diff
+		var next chan int
+		if todo != nil {
+			n = min(n, len(todo))
+			next = make(chan int, n)
+			for _, i := range todo[:n] {
+				next <- i
+			}
+		}
+		if n == 0 {
+			return 0, nil
+		}
 		c.expectations.Expect(key, n, 0)
 		failed, first := controllerutil.Parallel(n, func() error {
-			err := c.createPod(ctx, job)
+			index := -1
+			if next != nil {
+				index = <-next
+			}
+			err := c.createPod(ctx, job, index)
 			if err != nil {
 				// No pod will show up for this create.
 				c.expectations.CreationObserved(key)
@@ -433,7 +465,9 @@ func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key strin
 	return nil
 }
 
-func (c *Controller) createPod(ctx context.Context, job *batchv1.Job) error {
+// createPod creates one of job's pods; index >= 0 makes it that
+// completion index's pod, as upstream names and marks it.
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index int) error {
 	lbls := map[string]string{}
 	for k, v := range job.Spec.Template.Labels {
 		lbls[k] = v
@@ -451,15 +485,27 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job) error {
 			ann[k] = v
 		}
 	}
+	generateName := job.Name + "-"
+	if index >= 0 {
+		generateName = fmt.Sprintf("%s-%d-", job.Name, index)
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
+		lbls[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    job.Name + "-",
+			GenerateName:    generateName,
 			Namespace:       job.Namespace,
 			Labels:          lbls,
 			Annotations:     ann,
 			OwnerReferences: []metav1.OwnerReference{controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind)},
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	if index >= 0 {
+		withCompletionIndex(job.Name, index, &pod.Spec)
 	}
 	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
@@ -468,4 +514,108 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job) error {
 	}
 	c.Events.Eventf(job, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
 	return nil
+}
+
+// withCompletionIndex gives an Indexed Job's pod what upstream does: the
+// hostname <job>-<index> and JOB_COMPLETION_INDEX in every container.
+func withCompletionIndex(jobName string, index int, spec *corev1.PodSpec) {
+	if spec.Hostname == "" {
+		spec.Hostname = fmt.Sprintf("%s-%d", jobName, index)
+	}
+	env := corev1.EnvVar{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		FieldPath: fmt.Sprintf("metadata.annotations['%s']", batchv1.JobCompletionIndexAnnotation)}}}
+	add := func(cs []corev1.Container) {
+		for i := range cs {
+			has := false
+			for _, e := range cs[i].Env {
+				has = has || e.Name == env.Name
+			}
+			if !has {
+				cs[i].Env = append(cs[i].Env, env)
+			}
+		}
+	}
+	add(spec.InitContainers)
+	add(spec.Containers)
+}
+
+// podIndex is the completion index a pod runs, or -1.
+func podIndex(p *corev1.Pod, completions int) int {
+	i, err := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
+	if err != nil || i < 0 || i >= completions {
+		return -1
+	}
+	return i
+}
+
+// completedIndexes merges the indexes status already records with those
+// of succeeded pods.
+func completedIndexes(recorded string, completions int, pods []*corev1.Pod) map[int]bool {
+	done := map[int]bool{}
+	for _, part := range strings.Split(recorded, ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, errA := strconv.Atoi(lo)
+		b, errB := a, error(nil)
+		if found {
+			b, errB = strconv.Atoi(hi)
+		}
+		if errA != nil || errB != nil {
+			continue
+		}
+		for i := max(a, 0); i <= b && i < completions; i++ {
+			done[i] = true
+		}
+	}
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodSucceeded {
+			if i := podIndex(p, completions); i >= 0 {
+				done[i] = true
+			}
+		}
+	}
+	return done
+}
+
+// formatIndexes writes indexes as upstream's status.completedIndexes:
+// ascending, runs of consecutive ones as "a-b", e.g. "0-2,5".
+func formatIndexes(set map[int]bool, completions int) string {
+	var idx []int
+	for i := range set {
+		if i < completions {
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	var parts []string
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(idx[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", idx[i], idx[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// pendingIndexes are the indexes neither completed nor run by an active
+// pod, lowest first.
+func pendingIndexes(completions int, done map[int]bool, active []*corev1.Pod) []int {
+	running := map[int]bool{}
+	for _, p := range active {
+		if i := podIndex(p, completions); i >= 0 {
+			running[i] = true
+		}
+	}
+	out := []int{}
+	for i := 0; i < completions; i++ {
+		if !done[i] && !running[i] {
+			out = append(out, i)
+		}
+	}
+	return out
 }

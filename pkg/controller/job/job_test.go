@@ -3,6 +3,8 @@ package job
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,5 +255,70 @@ func TestFailedOnceItsPodsStopped(t *testing.T) {
 	}
 	if s := fmt.Sprintf("failed=%d ready=%d terminating=%d", got.Status.Failed, ptr.Deref(got.Status.Ready, -1), ptr.Deref(got.Status.Terminating, -1)); s != "failed=4 ready=0 terminating=0" {
 		t.Errorf("status %s, want failed=4 ready=0 terminating=0", s)
+	}
+}
+
+// TestIndexedJobGivesEachPodItsIndex: completionMode Indexed runs one pod
+// per index not yet completed, each carrying its index as upstream does,
+// and status lists the completed indexes.
+func TestIndexedJobGivesEachPodItsIndex(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Completions = ptr.To[int32](4)
+		j.Spec.Parallelism = ptr.To[int32](4)
+		j.Status.CompletedIndexes = "3" // its pod is gone, the record stays
+	})
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
+	_, _ = client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+	done := pods(job, ok)[0]
+	done.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: "0"}
+	_ = f.Core().V1().Pods().Informer().GetIndexer().Add(done)
+	_, _ = client.CoreV1().Pods("default").Create(ctx, done, metav1.CreateOptions{})
+	client.ClearActions()
+
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	var got []string
+	for _, p := range list.Items {
+		if p.Name == done.Name {
+			continue
+		}
+		env := ""
+		for _, e := range p.Spec.Containers[0].Env {
+			if e.Name == "JOB_COMPLETION_INDEX" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+				env = e.ValueFrom.FieldRef.FieldPath
+			}
+		}
+		got = append(got, fmt.Sprintf("%s ann=%s label=%s host=%s env=%s", p.GenerateName,
+			p.Annotations[batchv1.JobCompletionIndexAnnotation], p.Labels[batchv1.JobCompletionIndexAnnotation], p.Spec.Hostname, env))
+	}
+	slices.Sort(got)
+	const envPath = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+	want := []string{
+		"pi-1- ann=1 label=1 host=pi-1 env=" + envPath,
+		"pi-2- ann=2 label=2 host=pi-2 env=" + envPath,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pods:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	j, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+	if j.Status.CompletedIndexes != "0,3" || j.Status.Succeeded != 2 || j.Status.Active != 2 {
+		t.Errorf("completedIndexes %q succeeded %d active %d, want \"0,3\", 2 and 2", j.Status.CompletedIndexes, j.Status.Succeeded, j.Status.Active)
+	}
+}
+
+func TestFormatIndexes(t *testing.T) {
+	set := map[int]bool{0: true, 1: true, 2: true, 5: true, 7: true, 8: true, 20: true}
+	if got := formatIndexes(set, 10); got != "0-2,5,7-8" {
+		t.Errorf("formatIndexes = %q, want 0-2,5,7-8", got)
+	}
+	if got := formatIndexes(completedIndexes("0-2,5,7-8", 10, nil), 10); got != "0-2,5,7-8" {
+		t.Errorf("round trip = %q", got)
 	}
 }
