@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/kube-lite/kube-lite/pkg/kubelet/events"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
 )
@@ -425,7 +426,7 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		if in, left := kl.crashBackoff.InBackOffSince(key, finished); in {
 			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", kl.crashBackoff.Delay(key), c.Name, pod.Name, pod.Namespace, pod.UID)
 			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff, Message: msg}
-			kl.recorder.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
+			kl.recorder.Eventf(events.ContainerRef(pod, c.Name), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
 			return left, false
 		}
 		kl.crashBackoff.Next(key, kl.clock.Now())
@@ -441,7 +442,7 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: ce.reason, Message: ce.Error()}
 		}
 		if ce == nil || ce.reason != reasonPostStartHookError {
-			kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+			kl.recorder.Eventf(events.ContainerRef(pod, c.Name), v1.EventTypeWarning, "Failed", "Error: %v", err)
 		}
 		kl.crashBackoff.Next(key+"/start", kl.clock.Now())
 		return kl.crashBackoff.Delay(key + "/start"), false
@@ -468,34 +469,36 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	img, err := kl.runtime.ImageStatus(ctx, c.Image)
 	kl.metrics.timedOp("image_status", kl.clock.Since(opBegin), err)
 	present := err == nil && img != nil
+	ref := events.ContainerRef(pod, c.Name)
 	if present && policy != v1.PullAlways {
+		kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Container image %q already present on machine and can be accessed by the pod", c.Image)
 		return "", "", 0
 	}
 	if policy == v1.PullNever {
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-		kl.recorder.Event(pod, v1.EventTypeWarning, reasonErrImageNeverPull, msg)
-		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImageNeverPull)
+		kl.recorder.Event(ref, v1.EventTypeWarning, reasonErrImageNeverPull, msg)
+		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImageNeverPull)
 		return reasonErrImageNeverPull, msg, kl.cfg.SyncPeriod
 	}
 	key := string(pod.UID) + "/" + c.Image
 	if in, left := kl.pullBackoff.InBackOffSinceUpdate(key); in {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		kl.recorder.Event(pod, v1.EventTypeNormal, "BackOff", msg)
-		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
+		kl.recorder.Event(ref, v1.EventTypeNormal, "BackOff", msg)
+		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
 		return reasonImagePullBackOff, msg, left
 	}
-	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	begin := kl.clock.Now()
 	_, err = kl.runtime.PullImage(ctx, c.Image, sandboxCfg)
 	kl.metrics.timedOp("pull_image", kl.clock.Since(begin), err)
 	if err != nil {
 		kl.pullBackoff.Next(key, kl.clock.Now())
-		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
-		kl.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
+		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
 		return reasonErrImagePull, fmt.Sprintf("failed to pull image %q: %v", c.Image, err), kl.pullBackoff.Delay(key)
 	}
 	kl.pullBackoff.Forget(key)
-	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, kl.clock.Since(begin).Round(time.Millisecond))
+	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, kl.clock.Since(begin).Round(time.Millisecond))
 	return "", "", 0
 }
 
@@ -545,20 +548,21 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	if err != nil {
 		return &containerError{reasonCreateContainerErr, err}
 	}
-	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
+	ref := events.ContainerRef(pod, c.Name)
+	kl.recorder.Event(ref, v1.EventTypeNormal, "Created", "Container created")
 	opBegin = kl.clock.Now()
 	err = kl.runtime.StartContainer(ctx, id)
 	kl.metrics.timedOp("start_container", kl.clock.Since(opBegin), err)
 	if err != nil {
 		return &containerError{reasonRunContainerError, err}
 	}
-	kl.recorder.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	kl.recorder.Event(ref, v1.EventTypeNormal, "Started", "Container started")
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		if msg, err := kl.runHook(ctx, pod, c, id, podIP, c.Lifecycle.PostStart, 30*time.Second); err != nil {
 			// Like upstream, the event leaves out the hook's output (it may
 			// hold secrets); the container's waiting message has it.
-			kl.recorder.Event(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
-			kl.recorder.Event(pod, v1.EventTypeNormal, "Killing", "FailedPostStartHook")
+			kl.recorder.Event(ref, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+			kl.recorder.Event(ref, v1.EventTypeNormal, "Killing", "FailedPostStartHook")
 			_ = kl.runtime.StopContainer(ctx, id, gracePeriod(pod))
 			return &containerError{reasonPostStartHookError, errors.New(msg)}
 		}
@@ -621,12 +625,12 @@ func (kl *Kubelet) stopContainer(ctx context.Context, pod *v1.Pod, c *runtimeapi
 		if why == "" {
 			why = "Stopping container " + name
 		}
-		kl.recorder.Eventf(pod, v1.EventTypeNormal, "Killing", "%s", why)
+		kl.recorder.Eventf(events.ContainerRef(pod, name), v1.EventTypeNormal, "Killing", "%s", why)
 		if spec := findContainer(pod, name); spec != nil && spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil && grace > 0 {
 			begin := kl.clock.Now()
 			if msg, err := kl.runHook(ctx, pod, spec, c.Id, pod.Status.PodIP, spec.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
 				slog.Info("preStop hook failed", "pod", podKey(pod), "container", name, "err", msg)
-				kl.recorder.Event(pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
+				kl.recorder.Event(events.ContainerRef(pod, name), v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 			}
 			grace -= int64(kl.clock.Since(begin).Seconds())
 			if grace < 2 {

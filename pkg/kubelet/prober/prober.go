@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/kubelet/events"
 )
 
 // Kind is which probe.
@@ -248,7 +250,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	result, output := w.m.runner.Run(pctx, w.target, w.probe)
 	cancel()
 	if result == Failure && w.m.recorder != nil {
-		w.m.recorder.Eventf(w.target.Pod, v1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", w.kind, output)
+		w.m.recorder.Eventf(events.ContainerRef(w.target.Pod, w.target.Container.Name), v1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", w.kind, output)
 	}
 	if newResult, changed := w.observe(result); changed {
 		if w.m.set(key{w.target.ContainerID, w.kind}, newResult) && w.m.onChange != nil {
