@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kube-lite needs that are not there yet.
 # Idempotent: with everything present it changes nothing and needs no network.
-#   hack/deps.sh [group...]   groups: base (default), node, compose
+#   hack/deps.sh [group...]   groups: base, node, compose (default: base node)
 set -euo pipefail
 
 groups=("$@")
