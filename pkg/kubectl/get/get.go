@@ -223,7 +223,7 @@ func (o *Options) printTables(infos []*resource.Info) (bool, error) {
 			w.SetRememberedWidths(nil)
 			fmt.Fprintln(o.streams.Out)
 		}
-		p := o.tablePrinter(info.Mapping.GroupVersionKind.GroupKind(), len(kinds) > 1, o.NoHeaders)
+		p := o.tablePrinter(info.Mapping, len(kinds) > 1, o.NoHeaders)
 		if err := p.PrintObj(table, w); err != nil {
 			return printed, err
 		}
@@ -232,14 +232,16 @@ func (o *Options) printTables(infos []*resource.Info) (bool, error) {
 	return printed, nil
 }
 
-func (o *Options) tablePrinter(gk schema.GroupKind, withKind, noHeaders bool) printers.ResourcePrinter {
+// tablePrinter prints one resource's rows; -A adds a NAMESPACE column only
+// to namespaced resources, where it says something.
+func (o *Options) tablePrinter(mapping *meta.RESTMapping, withKind, noHeaders bool) printers.ResourcePrinter {
 	return printers.NewTablePrinter(printers.PrintOptions{
 		Wide:          o.Output == "wide",
-		WithNamespace: o.AllNamespaces,
+		WithNamespace: o.AllNamespaces && mapping.Scope.Name() == meta.RESTScopeNameNamespace,
 		ShowLabels:    o.ShowLabels,
 		ColumnLabels:  o.LabelColumns,
 		WithKind:      withKind,
-		Kind:          gk,
+		Kind:          mapping.GroupVersionKind.GroupKind(),
 		NoHeaders:     noHeaders,
 	})
 }
@@ -323,7 +325,6 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 		singleName = first.Name
 	}
 	headerPrinted := false
-	gk := first.Mapping.GroupVersionKind.GroupKind()
 	// One writer for the list and every event: it remembers column widths
 	// across flushes, so each event's row lines up under the header.
 	w := printers.GetNewTabWriter(o.streams.Out)
@@ -340,7 +341,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			}
 		}
 		if !o.WatchOnly {
-			if err := o.tablePrinter(gk, false, o.NoHeaders).PrintObj(t, w); err != nil {
+			if err := o.tablePrinter(first.Mapping, false, o.NoHeaders).PrintObj(t, w); err != nil {
 				return err
 			}
 			w.Flush()
@@ -404,7 +405,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			if ev.Type == watch.Bookmark {
 				continue
 			}
-			if err := o.printEvent(w, ev.Object, gk, objPrinter, !headerPrinted); err != nil {
+			if err := o.printEvent(w, ev.Object, first.Mapping, objPrinter, !headerPrinted); err != nil {
 				return err
 			}
 			headerPrinted = true
@@ -412,7 +413,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 	}
 }
 
-func (o *Options) printEvent(w *tabwriter.Writer, obj runtime.Object, gk schema.GroupKind, objPrinter printers.ResourcePrinter, withHeader bool) error {
+func (o *Options) printEvent(w *tabwriter.Writer, obj runtime.Object, mapping *meta.RESTMapping, objPrinter printers.ResourcePrinter, withHeader bool) error {
 	if !o.human() {
 		return objPrinter.PrintObj(obj, o.streams.Out)
 	}
@@ -422,7 +423,7 @@ func (o *Options) printEvent(w *tabwriter.Writer, obj runtime.Object, gk schema.
 		return err
 	}
 	defer w.Flush()
-	return o.tablePrinter(gk, false, o.NoHeaders || !withHeader).PrintObj(t, w)
+	return o.tablePrinter(mapping, false, o.NoHeaders || !withHeader).PrintObj(t, w)
 }
 
 func printEach(obj runtime.Object, p printers.ResourcePrinter, out io.Writer) error {

@@ -164,6 +164,20 @@ func TestGetTables(t *testing.T) {
 			t.Fatalf("-A lists %d of our 2 pods:\n%s", found, r.out)
 		}
 	})
+	t.Run("all namespaces of a cluster-scoped kind", func(t *testing.T) {
+		// Namespaces have no namespace: kubectl prints no NAMESPACE column
+		// for them, not an empty one.
+		r := mustSucceed(t, "get", "namespaces", "-A")
+		rows := table(r.out)
+		if rows[0][0] != "NAME" || rows[0][1] != "STATUS" {
+			t.Fatalf("header %v, want NAME STATUS AGE:\n%s", rows[0], r.out)
+		}
+		r = mustSucceed(t, "get", "namespaces,pods", "-A")
+		blocks := strings.Split(strings.TrimSpace(r.out), "\n\n")
+		if len(blocks) != 2 || !strings.HasPrefix(blocks[0], "NAME ") || !strings.HasPrefix(blocks[1], "NAMESPACE ") {
+			t.Fatalf("namespaces without, pods with a NAMESPACE column:\n%s", r.out)
+		}
+	})
 	t.Run("several types", func(t *testing.T) {
 		r := mustSucceed(t, "get", "pods,configmaps", "-n", ns)
 		blocks := strings.Split(strings.TrimSpace(r.out), "\n\n")
