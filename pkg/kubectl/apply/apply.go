@@ -291,17 +291,17 @@ func ModifiedConfiguration(obj runtime.Object) ([]byte, error) {
 	}
 	c := u.DeepCopy()
 	annots := c.GetAnnotations()
-	delete(annots, LastAppliedAnnotation)
-	if len(annots) == 0 {
-		annots = nil
+	if annots == nil {
+		annots = map[string]string{}
 	}
+	delete(annots, LastAppliedAnnotation)
+	// The recorded file keeps an (empty) annotations map, byte for byte
+	// what kubectl records: otherwise each client sees the other's
+	// annotation as a change and reports every apply as "configured".
 	c.SetAnnotations(annots)
 	original, err := json.Marshal(c.Object)
 	if err != nil {
 		return nil, err
-	}
-	if annots == nil {
-		annots = map[string]string{}
 	}
 	annots[LastAppliedAnnotation] = string(original) + "\n"
 	c.SetAnnotations(annots)

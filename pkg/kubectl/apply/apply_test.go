@@ -59,6 +59,21 @@ func TestModifiedConfigurationRecordsTheFileWithoutItself(t *testing.T) {
 	}
 }
 
+func TestModifiedConfigurationRecordsWhatKubectlRecords(t *testing.T) {
+	// kubectl records an empty annotations map when the file has none; a
+	// different byte makes kubectl and kubectl-lite each report the
+	// other's apply of an unchanged file as "configured".
+	mod, err := ModifiedConfiguration(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := obj(t, string(mod)).GetAnnotations()[LastAppliedAnnotation]
+	want := `{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"annotations":{},"name":"c"}}` + "\n"
+	if recorded != want {
+		t.Fatalf("annotation %q, want kubectl's %q", recorded, want)
+	}
+}
+
 func TestThreeWayPatch(t *testing.T) {
 	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	podGVK := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
