@@ -265,6 +265,12 @@ func (kl *Kubelet) podChanged(obj any) {
 	st.pod = pod
 	ctx := kl.runCtx
 	kl.mu.Unlock()
+	// Deletion must not wait behind a sync still starting the pod (an image
+	// pull from a slow registry can take minutes): that sync is cancelled.
+	if ctx != nil && prev != nil && prev.DeletionTimestamp == nil && pod.DeletionTimestamp != nil {
+		kl.workers.Interrupt(ctx, string(pod.UID))
+		return
+	}
 	// The kubelet's own status patches come back through the watch; they
 	// need no sync, and skipping them halves the runtime calls per pod start.
 	// A condition someone else set (a readiness gate) may change Ready: that
@@ -308,10 +314,18 @@ func (kl *Kubelet) podDeleted(obj any) {
 		return
 	}
 	kl.mu.Lock()
+	// Removed at once (a forced delete) rather than after graceful termination.
+	abrupt := false
 	if st, ok := kl.pods[pod.UID]; ok {
+		abrupt = st.pod != nil && st.pod.DeletionTimestamp == nil
 		st.pod = nil
 	}
+	ctx := kl.runCtx
 	kl.mu.Unlock()
+	if abrupt && ctx != nil {
+		kl.workers.Interrupt(ctx, string(pod.UID))
+		return
+	}
 	kl.wake(pod.UID)
 }
 

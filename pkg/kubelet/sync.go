@@ -133,6 +133,9 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	}
 
 	mounts, err := kl.volumes.SetUp(ctx, pod)
+	if ctx.Err() != nil {
+		return 0 // interrupted: the pod is being deleted
+	}
 	if err != nil {
 		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedMount", "%v", err)
 		publish(rp)
@@ -169,6 +172,9 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			return left
 		}
 		if err := kl.createSandbox(ctx, pod, uint32(len(rp.Sandboxes))); err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
 			kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 			kl.crashBackoff.Next(key, kl.clock.Now())
 			publish(rp)
@@ -187,6 +193,8 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	if pod.Spec.HostNetwork {
 		podIP = kl.cfg.NodeIP
 	}
+	env := &startEnv{sandboxID: sandbox.Id, sandboxCfg: sandboxCfg, podIP: podIP, mounts: mounts, waiting: waiting,
+		publish: func() { publish(rp) }}
 
 	changed := false
 	// Init containers, one at a time, each to success before the next.
@@ -204,7 +212,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		if cur != nil && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 			break // failed for good: the pod is Failed
 		}
-		after, started := kl.startOrBackOff(ctx, pod, c, cur, sandbox.Id, sandboxCfg, podIP, mounts, waiting)
+		after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
 		changed = changed || started
 		retry = minDuration(retry, after)
 		break
@@ -233,7 +241,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			if cur != nil && !shouldRestart(pod.Spec.RestartPolicy, cur) {
 				continue
 			}
-			after, started := kl.startOrBackOff(ctx, pod, c, cur, sandbox.Id, sandboxCfg, podIP, mounts, waiting)
+			after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
 			changed = changed || started
 			retry = minDuration(retry, after)
 		}
@@ -242,6 +250,10 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
 			rp = fresh
 		}
+	}
+	if ctx.Err() != nil {
+		// Interrupted: what this sync saw is stale, the next one says what happens.
+		return 0
 	}
 	kl.pruneDeadContainers(ctx, st, pod, rp)
 
@@ -414,10 +426,22 @@ func shouldRestart(policy v1.RestartPolicy, c *runtimeapi.ContainerStatus) bool 
 	return true
 }
 
+// startEnv is what starting any of a pod's containers needs in one sync.
+type startEnv struct {
+	sandboxID  string
+	sandboxCfg *runtimeapi.PodSandboxConfig
+	podIP      string
+	mounts     volume.Mounted
+	// waiting collects why containers wait, for the status.
+	waiting map[string]*v1.ContainerStateWaiting
+	// publish sends the pod's status as it is now.
+	publish func()
+}
+
 // startOrBackOff starts container c unless its restart is backed off,
 // recording why it waits. It reports when to sync again and whether it started one.
-func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Container, prev *runtimeapi.ContainerStatus,
-	sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig, podIP string, mounts volume.Mounted, waiting map[string]*v1.ContainerStateWaiting) (time.Duration, bool) {
+func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Container, prev *runtimeapi.ContainerStatus, env *startEnv) (time.Duration, bool) {
+	waiting := env.waiting
 	key := string(pod.UID) + "/" + c.Name
 	attempt := uint32(0)
 	if prev != nil {
@@ -431,12 +455,15 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		}
 		kl.crashBackoff.Next(key, kl.clock.Now())
 	}
-	reason, msg, after := kl.ensureImage(ctx, pod, c, sandboxCfg)
+	reason, msg, after := kl.ensureImage(ctx, pod, c, env)
 	if reason != "" {
 		waiting[c.Name] = &v1.ContainerStateWaiting{Reason: reason, Message: msg}
 		return after, false
 	}
-	if err := kl.startContainer(ctx, pod, c, attempt, sandboxID, sandboxCfg, podIP, mounts); err != nil {
+	if err := kl.startContainer(ctx, pod, c, attempt, env.sandboxID, env.sandboxCfg, env.podIP, env.mounts); err != nil {
+		if ctx.Err() != nil {
+			return 0, false // interrupted: nothing failed
+		}
 		var ce *containerError
 		if errors.As(err, &ce) {
 			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: ce.reason, Message: ce.Error()}
@@ -460,7 +487,7 @@ func (e *containerError) Error() string { return e.err.Error() }
 func (e *containerError) Unwrap() error { return e.err }
 
 // ensureImage makes c's image present as its pull policy asks.
-func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (reason, msg string, retry time.Duration) {
+func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, env *startEnv) (reason, msg string, retry time.Duration) {
 	policy := c.ImagePullPolicy
 	if policy == "" {
 		policy = defaultPullPolicy(c.Image)
@@ -488,10 +515,17 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 		return reasonImagePullBackOff, msg, left
 	}
 	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	// A pull may take minutes: until it ends the pod shows what it waits for
+	// (ContainerCreating, its IP, conditions), as upstream's does.
+	env.publish()
 	begin := kl.clock.Now()
-	_, err = kl.runtime.PullImage(ctx, c.Image, sandboxCfg)
+	_, err = kl.runtime.PullImage(ctx, c.Image, env.sandboxCfg)
 	kl.metrics.timedOp("pull_image", kl.clock.Since(begin), err)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted (the pod is being deleted): the pull did not fail.
+			return reasonContainerCreating, "", 0
+		}
 		kl.pullBackoff.Next(key, kl.clock.Now())
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)

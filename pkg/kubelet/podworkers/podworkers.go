@@ -21,13 +21,19 @@ type Workers struct {
 	clock clock.WithTicker
 
 	mu      sync.Mutex
-	workers map[string]chan struct{}
+	workers map[string]*worker
 	wg      sync.WaitGroup
+}
+
+type worker struct {
+	wake chan struct{}
+	// cancel ends the sync in progress; nil between syncs.
+	cancel context.CancelFunc
 }
 
 // New returns an empty set of workers.
 func New(c clock.WithTicker, sync SyncFunc) *Workers {
-	return &Workers{sync: sync, clock: c, workers: map[string]chan struct{}{}}
+	return &Workers{sync: sync, clock: c, workers: map[string]*worker{}}
 }
 
 // Update wakes key's worker, starting one if it has none. Wake-ups that
@@ -35,17 +41,33 @@ func New(c clock.WithTicker, sync SyncFunc) *Workers {
 func (w *Workers) Update(ctx context.Context, key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ch, ok := w.workers[key]
+	w.wakeLocked(ctx, key)
+}
+
+func (w *Workers) wakeLocked(ctx context.Context, key string) {
+	wk, ok := w.workers[key]
 	if !ok {
-		ch = make(chan struct{}, 1)
-		w.workers[key] = ch
+		wk = &worker{wake: make(chan struct{}, 1)}
+		w.workers[key] = wk
 		w.wg.Add(1)
-		go w.run(ctx, key, ch)
+		go w.run(ctx, key, wk)
 	}
 	select {
-	case ch <- struct{}{}:
+	case wk.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Interrupt cancels key's sync in progress, if any, and has it synced again
+// at once. A pod that is being deleted must not wait for a sync still busy
+// starting it (an image pull can take minutes) before it is stopped.
+func (w *Workers) Interrupt(ctx context.Context, key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wk, ok := w.workers[key]; ok && wk.cancel != nil {
+		wk.cancel()
+	}
+	w.wakeLocked(ctx, key)
 }
 
 // Keys lists the pods that have a worker.
@@ -70,7 +92,7 @@ func (w *Workers) Has(key string) bool {
 // Wait blocks until every worker has returned (after ctx is cancelled).
 func (w *Workers) Wait() { w.wg.Wait() }
 
-func (w *Workers) run(ctx context.Context, key string, wake chan struct{}) {
+func (w *Workers) run(ctx context.Context, key string, wk *worker) {
 	defer w.wg.Done()
 	var timer clock.Timer
 	var timerC <-chan time.Time
@@ -83,13 +105,13 @@ func (w *Workers) run(ctx context.Context, key string, wake chan struct{}) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-wake:
+		case <-wk.wake:
 		case <-timerC:
 		}
-		retryAfter, done := w.sync(ctx, key)
+		retryAfter, done := w.syncOnce(ctx, key, wk)
 		if done {
 			w.mu.Lock()
-			if len(wake) == 0 {
+			if len(wk.wake) == 0 {
 				delete(w.workers, key)
 				w.mu.Unlock()
 				return
@@ -106,4 +128,19 @@ func (w *Workers) run(ctx context.Context, key string, wake chan struct{}) {
 			timerC = timer.C()
 		}
 	}
+}
+
+// syncOnce runs one sync under a context Interrupt can cancel.
+func (w *Workers) syncOnce(ctx context.Context, key string, wk *worker) (time.Duration, bool) {
+	sctx, cancel := context.WithCancel(ctx)
+	w.mu.Lock()
+	wk.cancel = cancel
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		wk.cancel = nil
+		w.mu.Unlock()
+		cancel()
+	}()
+	return w.sync(sctx, key)
 }

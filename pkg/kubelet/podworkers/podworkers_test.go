@@ -72,3 +72,38 @@ func TestSyncsAreSerializedPerPodAndRetried(t *testing.T) {
 	cancel()
 	w.Wait()
 }
+
+func TestInterruptCancelsTheSyncInProgressAndSyncsAgain(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	blocked := make(chan struct{})
+	results := make(chan error, 2)
+	calls := 0
+	w := New(testclock.NewFakeClock(time.Now()), func(sctx context.Context, key string) (time.Duration, bool) {
+		calls++
+		if calls == 1 {
+			close(blocked)
+			<-sctx.Done() // a runtime call that only ends when cancelled
+			results <- sctx.Err()
+			return 0, false
+		}
+		results <- sctx.Err()
+		return 0, true
+	})
+	w.Update(ctx, "p")
+	<-blocked
+	w.Interrupt(ctx, "p")
+	if err := <-results; err != context.Canceled {
+		t.Fatalf("the interrupted sync saw %v, want it cancelled", err)
+	}
+	select {
+	case err := <-results:
+		if err != nil {
+			t.Fatalf("the sync after the interrupt runs cancelled: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no sync after the interrupt")
+	}
+	cancel()
+	w.Wait()
+}
