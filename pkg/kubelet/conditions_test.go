@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -74,5 +75,22 @@ func TestReadinessGatesHoldReadyAndOthersConditionsAreKept(t *testing.T) {
 	}
 	if condition(h.status(pod), "example.com/lb-ready") != v1.ConditionTrue {
 		t.Fatalf("the gate's condition is not kept in the status: %+v", h.status(pod).Conditions)
+	}
+}
+
+// kubectl describe lists conditions in the order the status has them;
+// upstream's kubelet writes them in this one.
+func TestConditionsComeInUpstreamOrder(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("ordered")
+	h.add(pod)
+	h.sync(pod)
+	var got []v1.PodConditionType
+	for _, c := range h.status(pod).Conditions {
+		got = append(got, c.Type)
+	}
+	want := []v1.PodConditionType{v1.PodReadyToStartContainers, v1.PodInitialized, v1.PodReady, v1.ContainersReady, v1.PodScheduled}
+	if !slices.Equal(got, want) {
+		t.Fatalf("conditions %v, want %v", got, want)
 	}
 }

@@ -107,11 +107,12 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		podReason, podMsg = readinessGates(pod)
 		podReady = podReason == ""
 	}
+	// In upstream's order, which describe shows as it is.
 	s.Conditions = []v1.PodCondition{
 		cond(v1.PodReadyToStartContainers, sandboxUp, "", ""),
 		cond(v1.PodInitialized, len(notInit) == 0, initReason, initMsg),
-		cond(v1.ContainersReady, containersReady, readyReason, readyMsg),
 		cond(v1.PodReady, podReady, podReason, podMsg),
+		cond(v1.ContainersReady, containersReady, readyReason, readyMsg),
 	}
 	// Conditions others own (PodScheduled, readiness gates, DisruptionTarget)
 	// are kept as the API has them: the status patch replaces the whole list.
