@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -31,11 +33,11 @@ func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store
 	obj, got, err := dec.Decode(body, &gvk, st.New())
 	if err != nil {
 		if !runtime.IsStrictDecodingError(err) {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as %s: %v", gvk.Kind, err))
+			return nil, undecodable(got, gvk, body, err)
 		}
 		switch mode {
 		case "Strict":
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, undecodable(got, gvk, body, err)
 		case "Warn":
 			if se, ok := err.(interface{ Errors() []error }); ok {
 				for _, e := range se.Errors() {
@@ -56,6 +58,32 @@ func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store
 	}
 	st.Strategy.Default(obj)
 	return obj, nil
+}
+
+// undecodable is the 400 of a body that does not decode as gvk, worded as
+// upstream's (kubectl users see it after "error when creating").
+func undecodable(got *schema.GroupVersionKind, gvk schema.GroupVersionKind, body []byte, err error) error {
+	if got != nil && got.Kind != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", got.Kind, got.Version, gvk.Kind, err))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, bodySummary(body)))
+}
+
+// bodySummary shows the start of a body in an error: JSON as text, anything
+// else in hex.
+func bodySummary(body []byte) string {
+	const maxLen = 30
+	if len(body) == 0 {
+		return "<empty>"
+	}
+	head, more := body, ""
+	if len(body) > maxLen {
+		head, more = body[:maxLen], " ..."
+	}
+	if body[0] == '{' {
+		return string(head) + more
+	}
+	return hex.EncodeToString(head) + more
 }
 
 func fieldValidation(r *http.Request) (string, error) {
