@@ -144,6 +144,8 @@ type podState struct {
 	// termMessages caches each exited container instance's termination
 	// message by container ID: it cannot change once the container exited.
 	termMessages map[string]string
+	// pullErrs: the last failed pull of each image, by image.
+	pullErrs map[string]string
 }
 
 // Deps are the kubelet's collaborators.

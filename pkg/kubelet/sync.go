@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -175,7 +176,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			if ctx.Err() != nil {
 				return 0
 			}
-			kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %s", runtimeError(err))
 			kl.crashBackoff.Next(key, kl.clock.Now())
 			publish(rp)
 			return kl.crashBackoff.Delay(key)
@@ -193,8 +194,11 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	if pod.Spec.HostNetwork {
 		podIP = kl.cfg.NodeIP
 	}
+	if st.pullErrs == nil {
+		st.pullErrs = map[string]string{}
+	}
 	env := &startEnv{sandboxID: sandbox.Id, sandboxCfg: sandboxCfg, podIP: podIP, mounts: mounts, waiting: waiting,
-		publish: func() { publish(rp) }}
+		pullErrs: st.pullErrs, publish: func() { publish(rp) }}
 
 	changed := false
 	// Init containers, one at a time, each to success before the next.
@@ -434,6 +438,9 @@ type startEnv struct {
 	mounts     volume.Mounted
 	// waiting collects why containers wait, for the status.
 	waiting map[string]*v1.ContainerStateWaiting
+	// pullErrs keeps the last failed pull of each image, which the
+	// back-off's message repeats (the pod's, kept across syncs).
+	pullErrs map[string]string
 	// publish sends the pod's status as it is now.
 	publish func()
 }
@@ -466,10 +473,10 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		}
 		var ce *containerError
 		if errors.As(err, &ce) {
-			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: ce.reason, Message: ce.Error()}
+			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: ce.reason, Message: runtimeDesc(ce.err)}
 		}
 		if ce == nil || ce.reason != reasonPostStartHookError {
-			kl.recorder.Eventf(events.ContainerRef(pod, c.Name), v1.EventTypeWarning, "Failed", "Error: %v", err)
+			kl.recorder.Eventf(events.ContainerRef(pod, c.Name), v1.EventTypeWarning, "Failed", "Error: %s", runtimeDesc(err))
 		}
 		kl.crashBackoff.Next(key+"/start", kl.clock.Now())
 		return kl.crashBackoff.Delay(key + "/start"), false
@@ -485,6 +492,35 @@ type containerError struct {
 
 func (e *containerError) Error() string { return e.err.Error() }
 func (e *containerError) Unwrap() error { return e.err }
+
+// runtimeStatus is the runtime's own answer inside err: users read the
+// runtime's words in events and statuses, as upstream shows them, without
+// the kubelet's wrapping ("CRI PullImage ...:") that its logs keep.
+func runtimeStatus(err error) (*status.Status, bool) {
+	var gs interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &gs) && gs.GRPCStatus() != nil {
+		return gs.GRPCStatus(), true
+	}
+	return nil, false
+}
+
+// runtimeError is err as the runtime gave it ("rpc error: code = ... desc = ..."),
+// what upstream shows for failed pulls and sandboxes.
+func runtimeError(err error) string {
+	if s, ok := runtimeStatus(err); ok {
+		return s.Err().Error()
+	}
+	return err.Error()
+}
+
+// runtimeDesc is the runtime's message alone, what upstream shows for
+// containers that fail to be created or started.
+func runtimeDesc(err error) string {
+	if s, ok := runtimeStatus(err); ok {
+		return s.Message()
+	}
+	return err.Error()
+}
 
 // ensureImage makes c's image present as its pull policy asks.
 func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, env *startEnv) (reason, msg string, retry time.Duration) {
@@ -512,6 +548,10 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		kl.recorder.Event(ref, v1.EventTypeNormal, "BackOff", msg)
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
+		// The status also says why the last pull failed, as upstream's does.
+		if last, ok := env.pullErrs[c.Image]; ok {
+			msg += ": " + last
+		}
 		return reasonImagePullBackOff, msg, left
 	}
 	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
@@ -527,11 +567,14 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 			return reasonContainerCreating, "", 0
 		}
 		kl.pullBackoff.Next(key, kl.clock.Now())
-		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		msg := runtimeError(err)
+		env.pullErrs[c.Image] = reasonErrImagePull + ": " + msg
+		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.Image, msg)
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
-		return reasonErrImagePull, fmt.Sprintf("failed to pull image %q: %v", c.Image, err), kl.pullBackoff.Delay(key)
+		return reasonErrImagePull, msg, kl.pullBackoff.Delay(key)
 	}
 	kl.pullBackoff.Forget(key)
+	delete(env.pullErrs, c.Image)
 	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, kl.clock.Since(begin).Round(time.Millisecond))
 	return "", "", 0
 }

@@ -1,0 +1,55 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	testclock "k8s.io/utils/clock/testing"
+
+	crifake "github.com/kube-lite/kube-lite/pkg/kubelet/cri/fake"
+)
+
+// notFoundPull fails like containerd does for a tag that does not exist,
+// behind the kubelet's own wrapping of CRI errors.
+type notFoundPull struct{ *crifake.Runtime }
+
+func (notFoundPull) PullImage(_ context.Context, image string, _ *runtimeapi.PodSandboxConfig) (string, error) {
+	return "", fmt.Errorf("CRI PullImage %s: %w", image, status.Error(codes.NotFound, "failed to pull and unpack image: not found"))
+}
+
+// A user reads why a pull failed in the runtime's words, and the back-off
+// that follows still says why.
+func TestPullFailuresQuoteTheRuntime(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	rt := notFoundPull{crifake.New(clk, testImage)}
+	h := newHarnessWith(t, clk, rt.Runtime, func(d *Deps) { d.Runtime = rt })
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	pod := testPod("missing", func(p *v1.Pod) { p.Spec.Containers[0].Image = "registry.example/app:nope" })
+	h.add(pod)
+
+	const runtimeSaid = "rpc error: code = NotFound desc = failed to pull and unpack image: not found"
+	h.sync(pod)
+	w := h.status(pod).ContainerStatuses[0].State.Waiting
+	if w == nil || w.Reason != "ErrImagePull" || w.Message != runtimeSaid {
+		t.Fatalf("waiting %+v, want ErrImagePull: %s", w, runtimeSaid)
+	}
+	h.sync(pod) // within the back-off
+	w = h.status(pod).ContainerStatuses[0].State.Waiting
+	want := `Back-off pulling image "registry.example/app:nope": ErrImagePull: ` + runtimeSaid
+	if w == nil || w.Reason != "ImagePullBackOff" || w.Message != want {
+		t.Fatalf("waiting %+v, want ImagePullBackOff: %s", w, want)
+	}
+	events := strings.Join(drainEvents(rec), "\n")
+	if !strings.Contains(events, `Warning Failed Failed to pull image "registry.example/app:nope": `+runtimeSaid) {
+		t.Fatalf("events:\n%s", events)
+	}
+}
