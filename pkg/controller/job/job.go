@@ -222,13 +222,25 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	now := c.clock.Now()
 	var active []*corev1.Pod
-	var succeeded, failed, ready, restarts, terminating int32
+	// failed leaves out the failures the pod failure policy ignores;
+	// allFailed, which paces replacements, does not.
+	var succeeded, failed, allFailed, ready, restarts, terminating int32
+	var failJob string
+	var failJobAt time.Time
 	for _, p := range pods {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
 			succeeded++
 		case p.Status.Phase == corev1.PodFailed:
-			failed++
+			allFailed++
+			v := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
+			if v.counts {
+				failed++
+			}
+			// The first pod to fail a FailJob rule names the reason.
+			if at := finishedAt(p); v.failJob != "" && (failJob == "" || at.Before(failJobAt)) {
+				failJob, failJobAt = v.failJob, at
+			}
 		case p.DeletionTimestamp != nil:
 			terminating++
 		default:
@@ -268,6 +280,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// The verdict is in; the pods are still going.
 		ft := condition(job, batchv1.JobFailureTarget)
 		failReason, failMessage = ft.Reason, ft.Message
+	case failJob != "":
+		failReason, failMessage = batchv1.JobReasonPodFailurePolicy, failJob
 	case failed > backoffLimit || (job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && restarts > 0 && restarts >= backoffLimit && backoffLimit > 0):
 		failReason, failMessage = batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended &&
@@ -310,7 +324,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			want = 0
 		}
 		want = max(want, 0)
-		if wait := c.backoffLeft(pods, failed, now); wait > 0 && int(want) > len(active) {
+		if wait := c.backoffLeft(pods, allFailed, now); wait > 0 && int(want) > len(active) {
 			// Recent failures: hold new pods back, as upstream does, so a
 			// crashing Job does not spin.
 			want = int32(len(active))

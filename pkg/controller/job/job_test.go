@@ -323,3 +323,168 @@ func TestFormatIndexes(t *testing.T) {
 		t.Errorf("round trip = %q", got)
 	}
 }
+
+// syncOnce runs one sync of job with pods in the caches and returns what
+// a user reads back: the Job, and the pods created and deleted.
+func syncOnce(t *testing.T, job *batchv1.Job, ps []*corev1.Pod, after time.Duration) (*batchv1.Job, int, int) {
+	t.Helper()
+	ctx := context.Background()
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	clk := clocktesting.NewFakeClock(now)
+	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clk)
+	_, _ = client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+	for _, p := range ps {
+		_, _ = client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+	}
+	client.ClearActions()
+	clk.Step(after)
+	if err := c.sync(ctx, job.Namespace+"/"+job.Name); err != nil {
+		t.Fatal(err)
+	}
+	creates, deletes := 0, 0
+	for _, w := range controllertest.Writes(client) {
+		switch w {
+		case "create pods":
+			creates++
+		case "delete pods":
+			deletes++
+		}
+	}
+	got, err := client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, creates, deletes
+}
+
+// exited makes p a pod whose container ended with code, as the kubelet
+// reports it.
+func exited(p *corev1.Pod, container string, code int32) *corev1.Pod {
+	p.Status.Phase = corev1.PodFailed
+	if code == 0 {
+		p.Status.Phase = corev1.PodSucceeded
+	}
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: container,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(now.Add(-time.Hour))}}})
+	return p
+}
+
+func conditions(j *batchv1.Job) string {
+	var out []string
+	for _, c := range j.Status.Conditions {
+		out = append(out, fmt.Sprintf("%s/%s: %s", c.Type, c.Reason, c.Message))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestPodFailurePolicy: the rules of spec.podFailurePolicy decide what a
+// failed pod does to the Job, as upstream: FailJob fails it at once with
+// reason PodFailurePolicy, Ignore keeps the failure out of status.failed
+// and backoffLimit, Count and unmatched failures count as usual.
+func TestPodFailurePolicy(t *testing.T) {
+	policy := func(rules ...batchv1.PodFailurePolicyRule) func(*batchv1.Job) {
+		return func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: rules}
+			j.Spec.BackoffLimit = ptr.To[int32](0)
+			j.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "busybox"}}
+		}
+	}
+	failJobOn := func(container string, op batchv1.PodFailurePolicyOnExitCodesOperator, codes ...int32) batchv1.PodFailurePolicyRule {
+		r := batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: op, Values: codes}}
+		if container != "" {
+			r.OnExitCodes.ContainerName = ptr.To(container)
+		}
+		return r
+	}
+	ignoreDisruption := batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}}
+	disrupted := func(p *corev1.Pod) *corev1.Pod {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByTaintManager"}}
+		return p
+	}
+	initExited := func(p *corev1.Pod, code int32) *corev1.Pod {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "setup",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}}
+		return p
+	}
+	tests := []struct {
+		name        string
+		job         *batchv1.Job
+		pods        func(j *batchv1.Job) []*corev1.Pod
+		wantConds   string
+		wantFailed  int32
+		wantCreates int
+		wantDeletes int
+	}{{
+		name: "FailJob on the exit code: Failed with upstream's message",
+		job:  newJob(policy(failJobOn("c", batchv1.PodFailurePolicyOnExitCodesOpIn, 42))),
+		pods: func(j *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{exited(pods(j, fail)[0], "c", 42)} },
+		wantConds: "FailureTarget/PodFailurePolicy: Container c for pod default/p0 failed with exit code 42 matching FailJob rule at index 0\n" +
+			"Failed/PodFailurePolicy: Container c for pod default/p0 failed with exit code 42 matching FailJob rule at index 0",
+		wantFailed: 1,
+	}, {
+		name: "FailJob stops the pods still running, Failed waits for them",
+		job:  newJob(policy(ignoreDisruption, failJobOn("", batchv1.PodFailurePolicyOnExitCodesOpNotIn, 1, 2))),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			ps := pods(j, fail, run)
+			return []*corev1.Pod{exited(ps[0], "c", 3), ps[1]}
+		},
+		wantConds:   "FailureTarget/PodFailurePolicy: Container c for pod default/p0 failed with exit code 3 matching FailJob rule at index 1",
+		wantFailed:  2,
+		wantDeletes: 1,
+	}, {
+		name: "FailJob on an init container's exit code",
+		job:  newJob(policy(failJobOn("setup", batchv1.PodFailurePolicyOnExitCodesOpIn, 5))),
+		pods: func(j *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{initExited(pods(j, fail)[0], 5)} },
+		wantConds: "FailureTarget/PodFailurePolicy: Container setup for pod default/p0 failed with exit code 5 matching FailJob rule at index 0\n" +
+			"Failed/PodFailurePolicy: Container setup for pod default/p0 failed with exit code 5 matching FailJob rule at index 0",
+		wantFailed: 1,
+	}, {
+		name: "FailJob on a pod condition",
+		job: newJob(policy(batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}})),
+		pods: func(j *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{disrupted(pods(j, fail)[0])} },
+		wantConds: "FailureTarget/PodFailurePolicy: Pod default/p0 has condition DisruptionTarget matching FailJob rule at index 0\n" +
+			"Failed/PodFailurePolicy: Pod default/p0 has condition DisruptionTarget matching FailJob rule at index 0",
+		wantFailed: 1,
+	}, {
+		name:        "Ignore: not counted, not against backoffLimit 0, replaced",
+		job:         newJob(policy(ignoreDisruption)),
+		pods:        func(j *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{disrupted(pods(j, fail)[0])} },
+		wantCreates: 2,
+	}, {
+		name: "another container's exit code does not match",
+		job:  newJob(policy(failJobOn("other", batchv1.PodFailurePolicyOnExitCodesOpIn, 42))),
+		pods: func(j *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{exited(pods(j, fail)[0], "c", 42)} },
+		wantConds: "FailureTarget/BackoffLimitExceeded: Job has reached the specified backoff limit\n" +
+			"Failed/BackoffLimitExceeded: Job has reached the specified backoff limit",
+		wantFailed: 1,
+	}, {
+		name: "Count counts against backoffLimit",
+		job: newJob(policy(batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionCount,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}},
+			failJobOn("", batchv1.PodFailurePolicyOnExitCodesOpIn, 42))),
+		pods: func(j *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{exited(pods(j, fail)[0], "c", 42)} },
+		wantConds: "FailureTarget/BackoffLimitExceeded: Job has reached the specified backoff limit\n" +
+			"Failed/BackoffLimitExceeded: Job has reached the specified backoff limit",
+		wantFailed: 1,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, creates, deletes := syncOnce(t, tt.job, tt.pods(tt.job), 0)
+			if c := conditions(got); c != tt.wantConds {
+				t.Errorf("conditions:\n%s\nwant:\n%s", c, tt.wantConds)
+			}
+			if got.Status.Failed != tt.wantFailed || creates != tt.wantCreates || deletes != tt.wantDeletes {
+				t.Errorf("failed=%d, %d pods created, %d deleted; want failed=%d, %d and %d",
+					got.Status.Failed, creates, deletes, tt.wantFailed, tt.wantCreates, tt.wantDeletes)
+			}
+		})
+	}
+}
