@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // fakeKubelet serves /containerLogs like a kubelet and records queries.
@@ -397,7 +398,9 @@ func TestRollout(t *testing.T) {
 func TestWait(t *testing.T) {
 	ns := namespace(t)
 	createPod(t, ns, "slow", nil)
-	createConfigMap(t, ns, "doomed", nil)
+	// The finalizer keeps doomed after its delete until the test lets go,
+	// so the waiting command surely sees it before it is gone.
+	createConfigMap(t, ns, "doomed", nil, "kube-lite.test/hold")
 
 	t.Run("condition becomes true", func(t *testing.T) {
 		ch, stop := startLines(t, "wait", "-n", ns, "--for=condition=Ready", "pod/slow", "--timeout=90s")
@@ -419,13 +422,17 @@ func TestWait(t *testing.T) {
 		if err := env.cs.CoreV1().ConfigMaps(ns).Delete(context.Background(), "doomed", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(time.Second)
+		if _, err := env.cs.CoreV1().ConfigMaps(ns).Patch(context.Background(), "doomed", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		if l := awaitLine(t, ch, "configmap/doomed"); l != "configmap/doomed condition met" {
 			t.Fatalf("line %q", l)
 		}
 	})
 	t.Run("already gone", func(t *testing.T) {
 		r := mustSucceed(t, "wait", "-n", ns, "--for=delete", "configmap/never-was")
-		if r.out != "configmap/never-was condition met\n" {
+		if r.out != "" {
 			t.Fatalf("stdout %q", r.out)
 		}
 	})
@@ -439,6 +446,35 @@ func TestWait(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		r := kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "pod/never", "--timeout=1s")
 		if r.code != 1 || r.err != "error: timed out waiting for the condition on pods/never\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("jsonpath", func(t *testing.T) {
+		r := mustSucceed(t, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Running", "pod/slow")
+		if r.out != "pod/slow condition met\n" {
+			t.Fatalf("stdout %q", r.out)
+		}
+		r = mustSucceed(t, "wait", "-n", ns, "--for=jsonpath={.status.podIP}", "pod/slow", "-o", "name")
+		if r.out != "pod/slow\n" {
+			t.Fatalf("field exists, -o name: stdout %q", r.out)
+		}
+		r = kubectl(t, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Succeeded", "pod/slow", "--timeout=1s")
+		if r.code != 1 || r.err != "error: timed out waiting for the condition on pods/slow\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("create", func(t *testing.T) {
+		ch, stop := startLines(t, "wait", "-n", ns, "--for=create", "configmap/later", "--timeout=90s")
+		defer stop()
+		time.Sleep(time.Second)
+		createConfigMap(t, ns, "later", nil)
+		if l := awaitLine(t, ch, "configmap/later"); l != "configmap/later condition met" {
+			t.Fatalf("line %q", l)
+		}
+	})
+	t.Run("every object is waited for, errors come together", func(t *testing.T) {
+		r := kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "pods", "slow", "missing", "--timeout=5s")
+		if r.code != 1 || r.out != "pod/slow condition met\n" || !strings.Contains(r.err, `pods "missing" not found`) {
 			t.Fatalf("%s", r)
 		}
 	})
