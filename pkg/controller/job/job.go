@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -227,6 +228,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var succeeded, failed, allFailed, ready, restarts, terminating int32
 	var failJob string
 	var failJobAt time.Time
+	var terminatingPods []*corev1.Pod
 	for _, p := range pods {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
@@ -243,6 +245,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			}
 		case p.DeletionTimestamp != nil:
 			terminating++
+			terminatingPods = append(terminatingPods, p)
 		default:
 			active = append(active, p)
 			if controllerutil.IsPodReady(p) {
@@ -330,12 +333,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			want = int32(len(active))
 			c.queue.AddAfter(key, wait)
 		}
+		// With podReplacementPolicy Failed a deleted pod keeps its place,
+		// and its index, until it has stopped.
+		holding := active
+		if onlyReplaceFailedPods(job) {
+			holding = append(slices.Clip(active), terminatingPods...)
+		}
 		var delta int
 		var todo []int
 		if indexed {
-			todo = pendingIndexes(int(*job.Spec.Completions), done, active)
+			todo = pendingIndexes(int(*job.Spec.Completions), done, holding)
 		}
-		delta, manageErr = c.manage(ctx, key, job, active, int(want), todo)
+		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo)
 		activeCount += delta
 	}
 	if failReason != "" || complete {
@@ -406,13 +415,14 @@ func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg
 }
 
 // manage creates or deletes pods so that want are active; it returns by
-// how much the active count changed, as status reports it right away. For
+// how much the active count changed, as status reports it right away.
+// Terminating pods that are not to be replaced yet hold a place each. For
 // an Indexed Job, todo are the indexes still without a pod, lowest first.
-func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want int, todo []int) (int, error) {
+func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int) (int, error) {
 	diff := len(active) - want
 	switch {
 	case diff < 0:
-		n := -diff
+		n := max(-diff-holding, 0)
 		var next chan int
 		if todo != nil {
 			n = min(n, len(todo))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -484,6 +485,49 @@ func TestPodFailurePolicy(t *testing.T) {
 			if got.Status.Failed != tt.wantFailed || creates != tt.wantCreates || deletes != tt.wantDeletes {
 				t.Errorf("failed=%d, %d pods created, %d deleted; want failed=%d, %d and %d",
 					got.Status.Failed, creates, deletes, tt.wantFailed, tt.wantCreates, tt.wantDeletes)
+			}
+		})
+	}
+}
+
+// TestPodReplacementPolicy: with podReplacementPolicy Failed a deleted pod
+// is replaced only once it has stopped, and status.terminating counts it;
+// TerminatingOrFailed replaces it right away.
+func TestPodReplacementPolicy(t *testing.T) {
+	terminatingPods := func(j *batchv1.Job) []*corev1.Pod {
+		ps := pods(j, run, run)
+		ps[0].DeletionTimestamp = &metav1.Time{Time: now}
+		for i, p := range ps {
+			p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(i)}
+		}
+		return ps
+	}
+	indexed := func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Parallelism = ptr.To[int32](3)
+	}
+	tests := []struct {
+		name        string
+		job         *batchv1.Job
+		wantCreates int
+		wantStatus  string
+	}{
+		{name: "TerminatingOrFailed replaces a terminating pod", job: newJob(func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed) }),
+			wantCreates: 1, wantStatus: "active=2 terminating=1"},
+		{name: "Failed waits for it to stop", job: newJob(func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) }),
+			wantStatus: "active=1 terminating=1"},
+		{name: "a pod failure policy implies Failed", job: newJob(func(j *batchv1.Job) { j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{} }),
+			wantStatus: "active=1 terminating=1"},
+		{name: "Failed, Indexed: only the free index gets a pod", job: newJob(func(j *batchv1.Job) { indexed(j); j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) }),
+			wantCreates: 1, wantStatus: "active=2 terminating=1"},
+		{name: "TerminatingOrFailed, Indexed: the terminating pod's index too", job: newJob(func(j *batchv1.Job) { indexed(j); j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed) }),
+			wantCreates: 2, wantStatus: "active=3 terminating=1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, creates, _ := syncOnce(t, tt.job, terminatingPods(tt.job), 0)
+			if s := fmt.Sprintf("active=%d terminating=%d", got.Status.Active, ptr.Deref(got.Status.Terminating, -1)); s != tt.wantStatus || creates != tt.wantCreates {
+				t.Errorf("%s with %d pods created, want %s with %d", s, creates, tt.wantStatus, tt.wantCreates)
 			}
 		})
 	}

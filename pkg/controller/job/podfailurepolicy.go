@@ -92,3 +92,13 @@ func matchPodConditions(st *corev1.PodStatus, patterns []batchv1.PodFailurePolic
 	}
 	return nil
 }
+
+// onlyReplaceFailedPods: a deleted pod is replaced only once it is gone or
+// Failed (podReplacementPolicy Failed, which a pod failure policy implies:
+// its rules need the pod's final state).
+func onlyReplaceFailedPods(job *batchv1.Job) bool {
+	if job.Spec.PodReplacementPolicy != nil {
+		return *job.Spec.PodReplacementPolicy == batchv1.Failed
+	}
+	return job.Spec.PodFailurePolicy != nil
+}
