@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 )
@@ -278,7 +279,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		backoffLimit = *job.Spec.BackoffLimit
 	}
 	var failReason, failMessage string
+	successCond := condition(job, batchv1.JobSuccessCriteriaMet)
 	switch {
+	case successCond != nil:
+		// The Job has succeeded; failures of the pods it is stopping
+		// change nothing.
 	case condition(job, batchv1.JobFailureTarget) != nil:
 		// The verdict is in; the pods are still going.
 		ft := condition(job, batchv1.JobFailureTarget)
@@ -297,13 +302,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		parallelism = *job.Spec.Parallelism
 	}
 	complete := false
-	if job.Spec.Completions != nil {
+	successReason, successMessage := batchv1.JobReasonCompletionsReached, completionsReachedMessage
+	switch msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(ptr.Deref(job.Spec.Completions, 0)), done); {
+	case successCond != nil:
+		complete, successReason, successMessage = true, successCond.Reason, successCond.Message
+	case failReason != "":
+	case met:
+		complete, successReason, successMessage = true, batchv1.JobReasonSuccessPolicy, msg
+	case job.Spec.Completions != nil:
 		complete = succeeded >= *job.Spec.Completions
-	} else {
+	default:
 		// Work-queue Job: done once a pod succeeded and none still runs.
 		complete = succeeded > 0 && len(active) == 0
 	}
-	complete = complete || condTrue(job, batchv1.JobSuccessCriteriaMet)
 
 	var manageErr error
 	activeCount := len(active)
@@ -316,7 +327,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	case complete:
 		manageErr = c.deletePods(ctx, job, key, active)
-		setCondition(st, batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, completionsReachedMessage, now)
+		setCondition(st, batchv1.JobSuccessCriteriaMet, successReason, successMessage, now)
 	case c.expectations.Satisfied(key):
 		want := parallelism
 		if suspended {
@@ -362,7 +373,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			if failReason != "" {
 				setCondition(st, batchv1.JobFailed, failReason, failMessage, now)
 			} else {
-				setCondition(st, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, completionsReachedMessage, now)
+				setCondition(st, batchv1.JobComplete, successReason, successMessage, now)
 				st.CompletionTime = &t
 				slog.Info("job complete", "job", key)
 				c.Events.Eventf(job, corev1.EventTypeNormal, "Completed", "Job completed")

@@ -532,3 +532,96 @@ func TestPodReplacementPolicy(t *testing.T) {
 		})
 	}
 }
+
+// indexedPods are pods of an Indexed Job, pod i running index i.
+func indexedPods(j *batchv1.Job, phases ...corev1.PodPhase) []*corev1.Pod {
+	ps := pods(j, phases...)
+	for i, p := range ps {
+		p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(i)}
+	}
+	return ps
+}
+
+// TestSuccessPolicy: an Indexed Job whose succeeded indexes meet a rule of
+// spec.successPolicy says SuccessCriteriaMet (reason SuccessPolicy), stops
+// its other pods, then says Complete with the same reason and message.
+func TestSuccessPolicy(t *testing.T) {
+	withPolicy := func(rules ...batchv1.SuccessPolicyRule) *batchv1.Job {
+		return newJob(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			j.Spec.Completions = ptr.To[int32](5)
+			j.Spec.Parallelism = ptr.To[int32](5)
+			j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: rules}
+		})
+	}
+	t.Run("the leader succeeded: the workers are stopped, then Complete", func(t *testing.T) {
+		ctx := context.Background()
+		job := withPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("0")})
+		client := controllertest.NewClientset()
+		f := informers.NewSharedInformerFactory(client, 0)
+		c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
+		_, _ = client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
+		_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+		ps := indexedPods(job, ok, run, run, run, run)
+		for _, p := range ps {
+			_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+			_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+		}
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		const met = "SuccessCriteriaMet/SuccessPolicy: Matched rules at index 0"
+		if c := conditions(got); c != met || got.Status.Succeeded != 1 || got.Status.CompletedIndexes != "0" || ptr.Deref(got.Status.Terminating, 0) != 4 {
+			t.Fatalf("conditions %q, succeeded %d, completedIndexes %q, terminating %d; want %q, 1, \"0\" and 4",
+				c, got.Status.Succeeded, got.Status.CompletedIndexes, ptr.Deref(got.Status.Terminating, 0), met)
+		}
+		list, _ := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if len(list.Items) != 1 {
+			t.Errorf("%d pods left, want the leader's only", len(list.Items))
+		}
+		for _, p := range ps[1:] {
+			_ = f.Core().V1().Pods().Informer().GetIndexer().Delete(p)
+		}
+		_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(got)
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		if c, want := conditions(got), met+"\nComplete/SuccessPolicy: Matched rules at index 0"; c != want || got.Status.CompletionTime == nil {
+			t.Errorf("conditions:\n%s\nwant:\n%s\nand a completionTime (%v)", c, want, got.Status.CompletionTime)
+		}
+	})
+	tests := []struct {
+		name        string
+		job         *batchv1.Job
+		phases      []corev1.PodPhase
+		wantConds   string
+		wantCreates int
+	}{
+		{name: "succeededCount; a rule naming no index in range is skipped",
+			job:       withPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("7-9")}, batchv1.SuccessPolicyRule{SucceededCount: ptr.To[int32](2)}),
+			phases:    []corev1.PodPhase{ok, ok, run},
+			wantConds: "SuccessCriteriaMet/SuccessPolicy: Matched rules at index 1"},
+		{name: "succeededCount within succeededIndexes met",
+			job:       withPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("1-3"), SucceededCount: ptr.To[int32](2)}),
+			phases:    []corev1.PodPhase{run, ok, run, ok},
+			wantConds: "SuccessCriteriaMet/SuccessPolicy: Matched rules at index 0"},
+		{name: "succeededCount within succeededIndexes not met: index 4 is outside",
+			job:         withPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("1-3"), SucceededCount: ptr.To[int32](2)}),
+			phases:      []corev1.PodPhase{run, ok, run, run, ok},
+			wantCreates: 0},
+		{name: "not all of succeededIndexes: the Job goes on",
+			job:         withPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("0,1")}),
+			phases:      []corev1.PodPhase{ok, run, fail},
+			wantCreates: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, creates, _ := syncOnce(t, tt.job, indexedPods(tt.job, tt.phases...), 0)
+			if c := conditions(got); c != tt.wantConds || creates != tt.wantCreates {
+				t.Errorf("conditions %q, %d pods created; want %q and %d", c, creates, tt.wantConds, tt.wantCreates)
+			}
+		})
+	}
+}
