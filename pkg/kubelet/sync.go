@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -450,7 +451,7 @@ type startEnv struct {
 func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Container, prev *runtimeapi.ContainerStatus, env *startEnv) (time.Duration, bool) {
 	waiting := env.waiting
 	key := string(pod.UID) + "/" + c.Name
-	attempt := uint32(0)
+	attempt := nextAttemptFromLogs(filepath.Join(env.sandboxCfg.LogDirectory, c.Name))
 	if prev != nil {
 		attempt = prev.Metadata.GetAttempt() + 1
 		finished := time.Unix(0, prev.FinishedAt)
@@ -483,6 +484,29 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	}
 	kl.crashBackoff.Forget(key + "/start")
 	return kl.cfg.SyncPeriod, true
+}
+
+// nextAttemptFromLogs numbers a container the runtime has no record of: one
+// past the newest log an earlier instance left in dir (0 if none). A runtime
+// that lost its state (the node restarted, `make down`) would otherwise start
+// again at 0, appending to the old log and resetting the restart count;
+// upstream's kubelet reads the log directory the same way.
+func nextAttemptFromLogs(dir string) uint32 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	next := uint32(0)
+	for _, e := range entries {
+		n, ok := strings.CutSuffix(e.Name(), ".log")
+		if !ok {
+			continue
+		}
+		if a, err := strconv.ParseUint(n, 10, 32); err == nil && uint32(a) >= next {
+			next = uint32(a) + 1
+		}
+	}
+	return next
 }
 
 type containerError struct {
