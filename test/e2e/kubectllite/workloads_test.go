@@ -130,6 +130,37 @@ func TestLogs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("all containers with a prefix", func(t *testing.T) {
+		r := mustSucceed(t, "logs", "-n", ns, "talker", "--all-containers", "--prefix")
+		want := "[pod/talker/app] app line 1\n[pod/talker/app] app line 2\n[pod/talker/app] app line 3\n[pod/talker/sidecar] sidecar line 1\n"
+		if r.out != want {
+			t.Fatalf("%s\nwant stdout %q", r, want)
+		}
+	})
+	t.Run("selector", func(t *testing.T) {
+		if _, err := env.cs.CoreV1().Pods(ns).Patch(context.Background(), "talker", types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"talk"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := mustSucceed(t, "logs", "-n", ns, "-l", "app=talk", "-c", "sidecar")
+		if r.out != "sidecar line 1\n" {
+			t.Fatalf("%s", r)
+		}
+		// A selector shows the last 10 lines of each pod unless --tail says otherwise.
+		if q := kubelet.lastQuery(); q.Get("tailLines") != "10" {
+			t.Errorf("tailLines=%q, want 10", q.Get("tailLines"))
+		}
+		r = mustSucceed(t, "logs", "-n", ns, "-l", "app=nobody")
+		if r.out != "" || r.err != "No resources found in "+ns+" namespace.\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("not found names the namespace", func(t *testing.T) {
+		r := kubectl(t, "logs", "-n", ns, "nobody")
+		want := `error: error from server (NotFound): pods "nobody" not found in namespace "` + ns + `"` + "\n"
+		if r.code != 1 || r.err != want {
+			t.Fatalf("%s\nwant stderr %q", r, want)
+		}
+	})
 	t.Run("the kubelet's reason", func(t *testing.T) {
 		r := kubectl(t, "logs", "-n", ns, "talker", "-c", "sidecar", "--previous")
 		want := `Error from server (BadRequest): previous terminated container "sidecar" in pod "talker" not found` + "\n"
