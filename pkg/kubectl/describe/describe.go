@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -24,6 +26,10 @@ type Options struct {
 	AllNamespaces bool
 	ShowEvents    bool
 
+	// showEventsSet: --show-events was given, so it holds even for many
+	// objects.
+	showEventsSet bool
+
 	streams genericiooptions.IOStreams
 }
 
@@ -34,18 +40,20 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		Use:   "describe (-f FILENAME | TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
 		Short: "Show details of a resource or group of resources",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.showEventsSet = cmd.Flags().Changed("show-events")
 			return o.Run(cmd.Context(), f, args)
 		},
 	}
 	fl := cmd.Flags()
 	o.AddFlags(cmd, "Files identifying the resources to describe", true)
 	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Describe across all namespaces")
-	fl.BoolVar(&o.ShowEvents, "show-events", true, "Show the events related to the object")
+	fl.BoolVar(&o.ShowEvents, "show-events", true, "Show the events related to the object; by default only when one object is described")
 	return cmd
 }
 
 // Run describes each selected object; a single name that is not found is
-// also tried as a prefix, as kubectl does.
+// also tried as a prefix, as kubectl does. Objects that cannot be
+// described do not stop the others.
 func (o *Options) Run(_ context.Context, f cmdutil.Factory, args []string) error {
 	if len(args) == 0 && o.NoFiles() {
 		return fmt.Errorf("you must specify the type of resource to describe. Use \"kubectl-lite api-resources\" for a complete list of supported resources")
@@ -61,53 +69,82 @@ func (o *Options) Run(_ context.Context, f cmdutil.Factory, args []string) error
 	if err := r.Err(); err != nil {
 		return err
 	}
-	infos, err := r.Infos()
-	if err != nil {
-		if len(args) == 2 && len(infos) == 0 {
-			prefixed, perr := o.byPrefix(f, ns, args[0], args[1])
-			if perr == nil && len(prefixed) > 0 {
-				infos, err = prefixed, nil
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
 	settings := kdescribe.DescriberSettings{ShowEvents: o.ShowEvents, ChunkSize: 500}
+	infos, err := r.Infos()
+	if (err != nil || len(infos) > 1) && !o.showEventsSet {
+		// Events of many objects would drown their descriptions.
+		settings.ShowEvents = false
+	}
+	var errs []error
+	if err != nil {
+		if apierrors.IsNotFound(err) && len(args) == 2 {
+			return o.byPrefix(f, ns, args[0], args[1], settings, err)
+		}
+		errs = append(errs, err)
+	}
+	seen := map[string]bool{}
 	first := true
 	for _, info := range infos {
-		d, err := kdescribe.Describer(f, info.Mapping)
+		s, err := describe(f, info, settings)
 		if err != nil {
-			return err
-		}
-		s, err := d.Describe(info.Namespace, info.Name, settings)
-		if err != nil {
-			return err
+			// The same failure for every object of a kind is said once.
+			if !seen[err.Error()] {
+				seen[err.Error()] = true
+				errs = append(errs, err)
+			}
+			continue
 		}
 		if !first {
-			fmt.Fprintf(o.streams.Out, "\n\n")
+			fmt.Fprint(o.streams.Out, "\n\n")
 		}
 		first = false
 		fmt.Fprint(o.streams.Out, s)
 	}
-	return nil
+	if len(infos) == 0 && len(errs) == 0 {
+		if o.AllNamespaces {
+			fmt.Fprintln(o.streams.ErrOut, "No resources found")
+		} else {
+			fmt.Fprintf(o.streams.ErrOut, "No resources found in %s namespace.\n", ns)
+		}
+	}
+	return utilerrors.NewAggregate(errs)
 }
 
-func (o *Options) byPrefix(f cmdutil.Factory, ns, typ, prefix string) ([]*resource.Info, error) {
+func describe(f cmdutil.Factory, info *resource.Info, settings kdescribe.DescriberSettings) (string, error) {
+	d, err := kdescribe.Describer(f, info.Mapping)
+	if err != nil {
+		return "", err
+	}
+	return d.Describe(info.Namespace, info.Name, settings)
+}
+
+// byPrefix describes the objects of typ whose names start with prefix;
+// none gives back notFound.
+func (o *Options) byPrefix(f cmdutil.Factory, ns, typ, prefix string, settings kdescribe.DescriberSettings, notFound error) error {
 	infos, err := f.NewBuilder().
 		Unstructured().
-		NamespaceParam(ns).DefaultNamespace().AllNamespaces(o.AllNamespaces).
+		NamespaceParam(ns).DefaultNamespace().
 		ResourceTypeOrNameArgs(true, typ).
+		SingleResourceType().
 		Flatten().
 		Do().Infos()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []*resource.Info
+	found := false
 	for _, info := range infos {
-		if strings.HasPrefix(info.Name, prefix) {
-			out = append(out, info)
+		if !strings.HasPrefix(info.Name, prefix) {
+			continue
 		}
+		found = true
+		s, err := describe(f, info, settings)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.streams.Out, "%s\n", s)
 	}
-	return out, nil
+	if !found {
+		return notFound
+	}
+	return nil
 }

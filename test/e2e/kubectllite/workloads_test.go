@@ -238,6 +238,24 @@ func TestDescribe(t *testing.T) {
 			}
 		})
 	}
+	t.Run("several objects: no events unless asked, missing ones reported after the rest", func(t *testing.T) {
+		r := kubectl(t, "describe", "-n", ns, "pod/described", "deployment/web", "pod/zzz")
+		if r.code != 1 || !strings.Contains(r.out, "Name:             described") || !strings.Contains(r.out, "Name:                   web") ||
+			r.err != `Error from server (NotFound): pods "zzz" not found`+"\n" {
+			t.Fatalf("%s", r)
+		}
+		if strings.Contains(r.out, "Events:") {
+			t.Fatalf("events shown for several objects:\n%s", r.out)
+		}
+		r = mustSucceed(t, "describe", "-n", ns, "pod/described", "deployment/web", "--show-events")
+		if !strings.Contains(r.out, "Scheduled") {
+			t.Fatalf("--show-events given, events not shown:\n%s", r.out)
+		}
+		r = mustSucceed(t, "describe", "-n", ns, "pods", "-l", "app=nobody")
+		if r.out != "" || r.err != "No resources found in "+ns+" namespace.\n" {
+			t.Fatalf("%s", r)
+		}
+	})
 	t.Run("not found", func(t *testing.T) {
 		r := kubectl(t, "describe", "-n", ns, "pod", "zzz")
 		if r.code != 1 || r.err != `Error from server (NotFound): pods "zzz" not found`+"\n" {
