@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,5 +127,14 @@ func pendingIndexes(completions int, done map[int]bool, active []*corev1.Pod) []
 			out = append(out, i)
 		}
 	}
+	return out
+}
+
+func union(a, b map[int]bool) map[int]bool {
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[int]bool{}
+	}
+	maps.Copy(out, b)
 	return out
 }

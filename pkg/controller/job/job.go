@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -64,11 +65,18 @@ func (c *Controller) backoffLeft(pods []*corev1.Pod, failed int32, now time.Time
 			}
 		}
 	}
+	return backoffAfter(c.PodFailureBackoff, failed, last, now)
+}
+
+// backoffAfter is what is left of the back-off after failures, the last
+// of them at last: base doubled with each failure after the first, up to
+// maxPodFailureBackoff.
+func backoffAfter(base time.Duration, failures int32, last, now time.Time) time.Duration {
 	if last.IsZero() {
 		return 0
 	}
-	d := c.PodFailureBackoff
-	for i := int32(1); i < failed && d < maxPodFailureBackoff; i++ {
+	d := base
+	for i := int32(1); i < failures && d < maxPodFailureBackoff; i++ {
 		d *= 2
 	}
 	d = min(d, maxPodFailureBackoff)
@@ -259,13 +267,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	st := job.Status.DeepCopy()
 	indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion && job.Spec.Completions != nil
-	var done map[int]bool
+	perIndex := hasBackoffLimitPerIndex(job)
+	var done, failedIdx map[int]bool
 	if indexed {
 		// An index counts once, however many of its pods succeeded, and
 		// stays counted after its pod is gone: status keeps the record.
 		done = completedIndexes(job.Status.CompletedIndexes, int(*job.Spec.Completions), pods)
 		succeeded = int32(len(done))
 		st.CompletedIndexes = formatIndexes(done, int(*job.Spec.Completions))
+	}
+	if perIndex {
+		failedIdx = failedIndexes(job, int(*job.Spec.Completions), pods)
+		st.FailedIndexes = ptr.To(formatIndexes(failedIdx, int(*job.Spec.Completions)))
 	}
 	st.Succeeded, st.Failed = succeeded, failed
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
@@ -275,6 +288,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	backoffLimit := int32(defaultBackoffLimit)
+	if perIndex {
+		// Each index has its own limit; the API defaults this one away.
+		backoffLimit = math.MaxInt32
+	}
 	if job.Spec.BackoffLimit != nil {
 		backoffLimit = *job.Spec.BackoffLimit
 	}
@@ -295,6 +312,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended &&
 		!now.Before(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second)):
 		failReason, failMessage = batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"
+	case perIndex && job.Spec.MaxFailedIndexes != nil && len(failedIdx) > int(*job.Spec.MaxFailedIndexes):
+		failReason, failMessage = batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes"
+	case perIndex && len(failedIdx) > 0 && len(failedIdx)+len(done) >= int(*job.Spec.Completions):
+		// Every index has run to its end, and some failed.
+		failReason, failMessage = batchv1.JobReasonFailedIndexes, "Job has failed indexes"
 	}
 
 	parallelism := int32(1)
@@ -338,7 +360,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			want = 0
 		}
 		want = max(want, 0)
-		if wait := c.backoffLeft(pods, allFailed, now); wait > 0 && int(want) > len(active) {
+		if wait := c.backoffLeft(pods, allFailed, now); !perIndex && wait > 0 && int(want) > len(active) {
 			// Recent failures: hold new pods back, as upstream does, so a
 			// crashing Job does not spin.
 			want = int32(len(active))
@@ -352,10 +374,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		var delta int
 		var todo []int
+		var last map[int]*corev1.Pod
 		if indexed {
-			todo = pendingIndexes(int(*job.Spec.Completions), done, holding)
+			// A failed index gets no more pods.
+			todo = pendingIndexes(int(*job.Spec.Completions), union(done, failedIdx), holding)
 		}
-		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo)
+		if perIndex {
+			last = lastFailures(job, int(*job.Spec.Completions), pods)
+			var wait time.Duration
+			if todo, wait = c.indexesDue(todo, last, now); wait > 0 {
+				c.queue.AddAfter(key, wait)
+			}
+		}
+		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, last)
 		activeCount += delta
 	}
 	if failReason != "" || complete {
@@ -428,8 +459,9 @@ func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg
 // manage creates or deletes pods so that want are active; it returns by
 // how much the active count changed, as status reports it right away.
 // Terminating pods that are not to be replaced yet hold a place each. For
-// an Indexed Job, todo are the indexes still without a pod, lowest first.
-func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int) (int, error) {
+// an Indexed Job, todo are the indexes still without a pod, lowest first,
+// and replaced the failed pods their new pods take failure counts from.
+func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int, replaced map[int]*corev1.Pod) (int, error) {
 	diff := len(active) - want
 	switch {
 	case diff < 0:
@@ -451,7 +483,7 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			if next != nil {
 				index = <-next
 			}
-			err := c.createPod(ctx, job, index)
+			err := c.createPod(ctx, job, index, replaced)
 			if err != nil {
 				// No pod will show up for this create.
 				c.expectations.CreationObserved(key)
@@ -500,7 +532,7 @@ func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key strin
 
 // createPod creates one of job's pods; index >= 0 makes it that
 // completion index's pod, as upstream names and marks it.
-func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index int) error {
+func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index int, replaced map[int]*corev1.Pod) error {
 	lbls := map[string]string{}
 	for k, v := range job.Spec.Template.Labels {
 		lbls[k] = v
@@ -525,6 +557,9 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index int)
 			ann = map[string]string{}
 		}
 		ann[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
+		if hasBackoffLimitPerIndex(job) {
+			inheritFailures(job, replaced[index], ann)
+		}
 		lbls[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
 	}
 	pod := &corev1.Pod{

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -326,8 +327,8 @@ func TestFormatIndexes(t *testing.T) {
 }
 
 // syncOnce runs one sync of job with pods in the caches and returns what
-// a user reads back: the Job, and the pods created and deleted.
-func syncOnce(t *testing.T, job *batchv1.Job, ps []*corev1.Pod, after time.Duration) (*batchv1.Job, int, int) {
+// a user reads back: the Job, the pods created and how many were deleted.
+func syncOnce(t *testing.T, job *batchv1.Job, ps []*corev1.Pod, after time.Duration) (*batchv1.Job, []*corev1.Pod, int) {
 	t.Helper()
 	ctx := context.Background()
 	client := controllertest.NewClientset()
@@ -345,20 +346,25 @@ func syncOnce(t *testing.T, job *batchv1.Job, ps []*corev1.Pod, after time.Durat
 	if err := c.sync(ctx, job.Namespace+"/"+job.Name); err != nil {
 		t.Fatal(err)
 	}
-	creates, deletes := 0, 0
-	for _, w := range controllertest.Writes(client) {
-		switch w {
-		case "create pods":
-			creates++
-		case "delete pods":
-			deletes++
+	var created []*corev1.Pod
+	deletes := 0
+	for _, a := range client.Actions() {
+		switch ca := a.(type) {
+		case k8stesting.CreateAction:
+			if p, ok := ca.GetObject().(*corev1.Pod); ok {
+				created = append(created, p)
+			}
+		case k8stesting.DeleteAction:
+			if ca.GetResource().Resource == "pods" {
+				deletes++
+			}
 		}
 	}
 	got, err := client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got, creates, deletes
+	return got, created, deletes
 }
 
 // exited makes p a pod whose container ended with code, as the kubelet
@@ -478,7 +484,8 @@ func TestPodFailurePolicy(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, creates, deletes := syncOnce(t, tt.job, tt.pods(tt.job), 0)
+			got, created, deletes := syncOnce(t, tt.job, tt.pods(tt.job), 0)
+			creates := len(created)
 			if c := conditions(got); c != tt.wantConds {
 				t.Errorf("conditions:\n%s\nwant:\n%s", c, tt.wantConds)
 			}
@@ -525,7 +532,8 @@ func TestPodReplacementPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, creates, _ := syncOnce(t, tt.job, terminatingPods(tt.job), 0)
+			got, created, _ := syncOnce(t, tt.job, terminatingPods(tt.job), 0)
+			creates := len(created)
 			if s := fmt.Sprintf("active=%d terminating=%d", got.Status.Active, ptr.Deref(got.Status.Terminating, -1)); s != tt.wantStatus || creates != tt.wantCreates {
 				t.Errorf("%s with %d pods created, want %s with %d", s, creates, tt.wantStatus, tt.wantCreates)
 			}
@@ -618,9 +626,134 @@ func TestSuccessPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, creates, _ := syncOnce(t, tt.job, indexedPods(tt.job, tt.phases...), 0)
+			got, created, _ := syncOnce(t, tt.job, indexedPods(tt.job, tt.phases...), 0)
+			creates := len(created)
 			if c := conditions(got); c != tt.wantConds || creates != tt.wantCreates {
 				t.Errorf("conditions %q, %d pods created; want %q and %d", c, creates, tt.wantConds, tt.wantCreates)
+			}
+		})
+	}
+}
+
+// TestBackoffLimitPerIndex: each index of an Indexed Job with
+// backoffLimitPerIndex retries on its own budget, carried from pod to pod
+// in the job-index-failure-count annotation; an index past it is listed
+// in status.failedIndexes and gets no more pods, and the Job fails with
+// FailedIndexes once every index has ended, or MaxFailedIndexesExceeded.
+func TestBackoffLimitPerIndex(t *testing.T) {
+	perIndex := func(limit int32, mutate ...func(*batchv1.Job)) *batchv1.Job {
+		return newJob(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			j.Spec.Parallelism = ptr.To[int32](3)
+			j.Spec.BackoffLimit = nil
+			j.Spec.BackoffLimitPerIndex = ptr.To(limit)
+			for _, m := range mutate {
+				m(j)
+			}
+		})
+	}
+	// failures sets the index's failure count on its pod, as the
+	// controller wrote it when it created the pod.
+	failures := func(p *corev1.Pod, n string) *corev1.Pod {
+		p.Annotations[batchv1.JobIndexFailureCountAnnotation] = n
+		if p.Status.Phase == corev1.PodFailed {
+			exited(p, "c", 1)
+		}
+		return p
+	}
+	type want struct {
+		conds         string
+		failedIndexes string
+		failed        int32
+		created       string // generateName and failure count annotations of the pods created
+		deletes       int
+	}
+	tests := []struct {
+		name string
+		job  *batchv1.Job
+		pods func(j *batchv1.Job) []*corev1.Pod
+		want want
+	}{{
+		name: "a failure within the index's limit: the index is retried, its failure counted on the new pod",
+		job:  perIndex(1),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			ps := indexedPods(j, fail, run, ok)
+			return []*corev1.Pod{failures(ps[0], "0"), ps[1], ps[2]}
+		},
+		want: want{failed: 1, created: "pi-0- failures=1 ignored="},
+	}, {
+		name: "past the index's limit: the index failed, no new pod, the others go on",
+		job:  perIndex(1),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			ps := indexedPods(j, fail, run, ok)
+			return []*corev1.Pod{failures(ps[0], "1"), ps[1], ps[2]}
+		},
+		want: want{failedIndexes: "0", failed: 1},
+	}, {
+		name: "every index ended, one failed: Failed with FailedIndexes",
+		job:  perIndex(1),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			ps := indexedPods(j, fail, ok, ok)
+			return []*corev1.Pod{failures(ps[0], "1"), ps[1], ps[2]}
+		},
+		want: want{failedIndexes: "0", failed: 1,
+			conds: "FailureTarget/FailedIndexes: Job has failed indexes\nFailed/FailedIndexes: Job has failed indexes"},
+	}, {
+		name: "more failed indexes than maxFailedIndexes: the Job stops at once",
+		job:  perIndex(0, func(j *batchv1.Job) { j.Spec.MaxFailedIndexes = ptr.To[int32](0) }),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			ps := indexedPods(j, fail, run)
+			return []*corev1.Pod{failures(ps[0], "0"), ps[1]}
+		},
+		want: want{failedIndexes: "0", failed: 2, deletes: 1,
+			conds: "FailureTarget/MaxFailedIndexesExceeded: Job has exceeded the specified maximal number of failed indexes"},
+	}, {
+		name: "a FailIndex rule fails the index on its first failure",
+		job: perIndex(3, func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionFailIndex,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}}}}
+		}),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			ps := indexedPods(j, fail, run, run)
+			ps[0].Annotations[batchv1.JobIndexFailureCountAnnotation] = "0"
+			return []*corev1.Pod{exited(ps[0], "c", 42), ps[1], ps[2]}
+		},
+		want: want{failedIndexes: "0", failed: 1},
+	}, {
+		name: "an ignored failure is counted apart and uses nothing of the limit",
+		job: perIndex(0, func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionIgnore,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{1}}}}}
+		}),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			ps := indexedPods(j, fail, run, run)
+			return []*corev1.Pod{failures(ps[0], "0"), ps[1], ps[2]}
+		},
+		want: want{created: "pi-0- failures=0 ignored=1"},
+	}, {
+		name: "each index backs off on its own failures",
+		job:  perIndex(6),
+		pods: func(j *batchv1.Job) []*corev1.Pod {
+			// Index 0's fourth failure backs off 80 s and was an hour
+			// ago; index 1's sixth backs off 320 s and was 100 s ago.
+			ps := indexedPods(j, fail, fail, run)
+			failures(ps[1], "5").Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(now.Add(-100 * time.Second))
+			return []*corev1.Pod{failures(ps[0], "3"), ps[1], ps[2]}
+		},
+		want: want{failed: 2, created: "pi-0- failures=4 ignored="},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, created, deletes := syncOnce(t, tt.job, tt.pods(tt.job), 0)
+			var cr []string
+			for _, p := range created {
+				cr = append(cr, fmt.Sprintf("%s failures=%s ignored=%s", p.GenerateName,
+					p.Annotations[batchv1.JobIndexFailureCountAnnotation], p.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation]))
+			}
+			g := want{conds: conditions(got), failedIndexes: ptr.Deref(got.Status.FailedIndexes, "<nil>"), failed: got.Status.Failed,
+				created: strings.Join(cr, "; "), deletes: deletes}
+			if g != tt.want {
+				t.Errorf("got  %+v\nwant %+v", g, tt.want)
 			}
 		})
 	}
