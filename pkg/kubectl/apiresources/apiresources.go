@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -21,6 +22,9 @@ type Options struct {
 	Namespaced bool
 	NoHeaders  bool
 	Cached     bool
+	Verbs      []string
+	Categories []string
+	SortBy     string
 
 	streams genericiooptions.IOStreams
 }
@@ -48,6 +52,9 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.BoolVar(&o.Namespaced, "namespaced", true, "With --namespaced=false, only cluster-scoped resources; with true, only namespaced ones")
 	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit headers")
 	fl.BoolVar(&o.Cached, "cached", false, "Use the cached list of resources if available")
+	fl.StringSliceVar(&o.Verbs, "verbs", nil, "Only resources that support all these verbs")
+	fl.StringSliceVar(&o.Categories, "categories", nil, "Only resources in all these categories (e.g. all)")
+	fl.StringVar(&o.SortBy, "sort-by", "", "Sort by name or kind instead of by group")
 	return cmd
 }
 
@@ -55,6 +62,9 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 func (o *Options) Run(f cmdutil.Factory, filterNamespaced bool) error {
 	if o.Output != "" && o.Output != "wide" && o.Output != "name" {
 		return fmt.Errorf("--output %v is not available", o.Output)
+	}
+	if o.SortBy != "" && o.SortBy != "name" && o.SortBy != "kind" {
+		return fmt.Errorf("--sort-by accepts only name or kind")
 	}
 	dc, err := f.ToDiscoveryClient()
 	if err != nil {
@@ -83,10 +93,13 @@ func (o *Options) Run(f cmdutil.Factory, filterNamespaced bool) error {
 			if filterNamespaced && r.Namespaced != o.Namespaced {
 				continue
 			}
+			if len(r.Verbs) == 0 || !sets.New(r.Verbs...).HasAll(o.Verbs...) || !sets.New(r.Categories...).HasAll(o.Categories...) {
+				continue
+			}
 			rows = append(rows, Resource{GroupVersion: gv, APIResource: r})
 		}
 	}
-	Sort(rows)
+	Sort(rows, o.SortBy)
 	w := printers.GetNewTabWriter(o.streams.Out)
 	defer w.Flush()
 	if o.Output == "name" {
@@ -109,18 +122,28 @@ func (o *Options) Run(f cmdutil.Factory, filterNamespaced bool) error {
 	for _, r := range rows {
 		line := fmt.Sprintf("%s\t%s\t%s\t%v\t%s", r.Name, strings.Join(r.ShortNames, ","), r.GroupVersion.String(), r.Namespaced, r.Kind)
 		if o.Output == "wide" {
-			line += fmt.Sprintf("\t%v\t%s", []string(r.Verbs), strings.Join(r.Categories, ","))
+			line += fmt.Sprintf("\t%s\t%s", strings.Join(r.Verbs, ","), strings.Join(r.Categories, ","))
 		}
 		fmt.Fprintln(w, line)
 	}
 	return err
 }
 
-// Sort orders rows as kubectl does: by group, then by resource name.
-func Sort(rows []Resource) {
+// Sort orders rows as kubectl does: by group (or by the name or kind that
+// sortBy names), then by resource name.
+func Sort(rows []Resource, sortBy string) {
+	key := func(r Resource) string {
+		switch sortBy {
+		case "name":
+			return r.Name
+		case "kind":
+			return r.Kind
+		}
+		return r.GroupVersion.Group
+	}
 	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].GroupVersion.Group != rows[j].GroupVersion.Group {
-			return rows[i].GroupVersion.Group < rows[j].GroupVersion.Group
+		if ki, kj := key(rows[i]), key(rows[j]); ki != kj {
+			return ki < kj
 		}
 		return rows[i].Name < rows[j].Name
 	})

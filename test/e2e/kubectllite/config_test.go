@@ -286,7 +286,18 @@ func TestAPIResources(t *testing.T) {
 		{"cluster-scoped", []string{"--namespaced=false"}, [][]string{{"nodes", "no", "v1", "false", "Node"}, {"namespaces", "ns", "v1", "false", "Namespace"}}, "Pod\n"},
 		{"one group", []string{"--api-group=apps"}, [][]string{{"deployments", "deploy", "apps/v1", "true", "Deployment"}, {"replicasets", "rs", "apps/v1", "true", "ReplicaSet"}}, "Pod\n"},
 		{"names", []string{"-o", "name"}, [][]string{{"pods"}, {"deployments.apps"}}, "NAME"},
+		// kubectl joins the verbs with commas, not Go's [a b] list.
+		{"wide", []string{"-o", "wide", "--api-group=apps"}, [][]string{{"deployments", "deploy", "apps/v1", "true", "Deployment", "create,delete,deletecollection,get,list,patch,update,watch", "all"}}, "[create"},
+		{"verbs", []string{"--verbs=list,watch"}, [][]string{{"pods", "po", "v1", "true", "Pod"}}, "selfsubjectaccessreviews"},
+		{"categories", []string{"--categories=all", "-o", "name"}, [][]string{{"pods"}, {"deployments.apps"}}, "configmaps"},
 	}
+	t.Run("sort by kind", func(t *testing.T) {
+		r := mustSucceed(t, "api-resources", "--sort-by=kind", "--no-headers", "-o", "name")
+		got := lines(r.out)
+		if len(got) < 2 || got[0] != "clusterroles.rbac.authorization.k8s.io" || got[1] != "clusterrolebindings.rbac.authorization.k8s.io" {
+			t.Fatalf("first by kind %q, want ClusterRole, then ClusterRoleBinding:\n%s", got, r.out)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustSucceed(t, append([]string{"api-resources"}, tt.args...)...)
