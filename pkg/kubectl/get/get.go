@@ -6,10 +6,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/liggitt/tabwriter"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,7 +44,9 @@ type Options struct {
 	LabelColumns  []string
 	SortBy        string
 	NoHeaders     bool
-	Filenames     resource.FilenameOptions
+	// IgnoreNotFound drops NotFound errors of named objects.
+	IgnoreNotFound bool
+	Filenames      resource.FilenameOptions
 
 	streams genericiooptions.IOStreams
 }
@@ -67,6 +71,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.BoolVar(&o.ShowLabels, "show-labels", false, "Show all labels as the last column")
 	fl.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one column each (-L key1,key2 or -L key1 -L key2)")
 	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit table headers")
+	fl.BoolVar(&o.IgnoreNotFound, "ignore-not-found", false, "Say nothing about named objects that do not exist")
 	fl.StringVar(&o.SortBy, "sort-by", "", "Sort lists by a field given as a JSONPath ('{.metadata.name}' or .metadata.creationTimestamp); the field must hold a string, a number or a time")
 	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to get")
 	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
@@ -119,6 +124,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		})
 	}
 	r := b.Do()
+	if o.IgnoreNotFound {
+		r.IgnoreErrors(apierrors.IsNotFound)
+	}
 	if o.Watch || o.WatchOnly {
 		return o.watch(ctx, f, r, objPrinter)
 	}
@@ -130,13 +138,16 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		if perr != nil {
 			return perr
 		}
-		if !printed && err == nil {
+		if !printed && err == nil && !o.IgnoreNotFound {
 			o.noResources(ns)
 		}
 		return err
 	}
 	if err != nil && len(infos) == 0 {
 		return err
+	}
+	if len(infos) == 0 && o.IgnoreNotFound {
+		return nil
 	}
 	var obj runtime.Object
 	if len(infos) == 1 && singleItemImplied {
@@ -184,10 +195,13 @@ func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
 	pf := genericclioptions.NewPrintFlags("")
 	pf.OutputFormat = &o.Output
 	p, err := pf.ToPrinter()
-	if err != nil {
-		return nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,go-template,json,jsonpath,name,wide,yaml", o.Output)
+	if genericclioptions.IsNoCompatiblePrinterError(err) {
+		formats := append(pf.AllowedFormats(), "custom-columns", "wide")
+		sort.Strings(formats)
+		return nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o.Output, strings.Join(formats, ","))
 	}
-	return p, nil
+	// Other errors say what is wrong with a template the user wrote.
+	return p, err
 }
 
 // printTables prints each resource type's Table; several types are

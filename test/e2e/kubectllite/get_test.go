@@ -283,6 +283,12 @@ func TestGetErrors(t *testing.T) {
 		{"empty namespace", []string{"get", "pods"}, 0, "", "No resources found in " + ns + " namespace.\n"},
 		{"unknown type", []string{"get", "widgets"}, 1, "", `error: the server doesn't have a resource type "widgets"` + "\n"},
 		{"no type", []string{"get"}, 1, "", "error: you must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources\n"},
+		{"--ignore-not-found", []string{"get", "pod", "nope", "--ignore-not-found"}, 0, "", ""},
+		{"--ignore-not-found -o yaml", []string{"get", "pod", "nope", "--ignore-not-found", "-o", "yaml"}, 0, "", ""},
+		{"--ignore-not-found, empty list", []string{"get", "pods", "--ignore-not-found"}, 0, "", ""},
+		// The template's own error, not a list of formats.
+		{"bad jsonpath", []string{"get", "pods", "-o", "jsonpath={.metadata.name"}, 1, "", "error: error parsing jsonpath {.metadata.name, unclosed action\n"},
+		{"jsonpath without template", []string{"get", "pods", "-o", "jsonpath"}, 1, "", "error: template format specified but no template given\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
