@@ -126,3 +126,57 @@ func TestFinishedJobGoesAfterItsTTL(t *testing.T) {
 		return len(c.jobPods(created)) == 0, nil
 	})
 }
+
+func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) string {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == v1.ConditionTrue {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+// TestJobBackoffLimitPerIndex: through the apiserver, an Indexed Job whose
+// pods all fail retries each index once (backoffLimitPerIndex 1), then
+// fails with FailedIndexes listing them all.
+func TestJobBackoffLimitPerIndex(t *testing.T) {
+	c := start(t, func(o *manager.Options) { o.JobPodFailureBackoff = 100 * time.Millisecond })
+	c.addNode("node-a")
+	j := newJob("per-index", 3, 3, 6, "1")
+	j.Spec.BackoffLimit = nil
+	j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
+	if _, err := c.client.BatchV1().Jobs(ns).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job := c.waitJobCondition("per-index", batchv1.JobFailed)
+	if got, want := jobCondition(job, batchv1.JobFailed), "FailedIndexes: Job has failed indexes"; got != want {
+		t.Errorf("Failed %q, want %q", got, want)
+	}
+	if job.Status.Failed != 6 || ptr.Deref(job.Status.FailedIndexes, "") != "0-2" {
+		t.Errorf("failed %d, failedIndexes %q; want 6 and \"0-2\"", job.Status.Failed, ptr.Deref(job.Status.FailedIndexes, "<nil>"))
+	}
+}
+
+// TestJobPodFailurePolicyFailJob: a FailJob rule on a pod condition fails
+// the Job at the first such pod, whatever backoffLimit says.
+func TestJobPodFailurePolicyFailJob(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	j := newJob("fail-fast", 1, 1, 6, "1")
+	// The fake kubelet leaves the failed pod Ready=False.
+	j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionFailJob,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: v1.PodReady, Status: v1.ConditionFalse}}}}}
+	if _, err := c.client.BatchV1().Jobs(ns).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job := c.waitJobCondition("fail-fast", batchv1.JobFailed)
+	pods := c.jobPods(job)
+	if len(pods) != 1 {
+		t.Fatalf("%d pods, want the one that failed", len(pods))
+	}
+	want := "PodFailurePolicy: Pod " + ns + "/" + pods[0].Name + " has condition Ready matching FailJob rule at index 0"
+	if got := jobCondition(job, batchv1.JobFailed); got != want || job.Status.Failed != 1 {
+		t.Errorf("Failed %q with %d failed, want %q with 1", got, job.Status.Failed, want)
+	}
+}
