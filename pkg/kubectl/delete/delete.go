@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -33,6 +34,8 @@ type Options struct {
 	Timeout        time.Duration
 	Cascade        string
 	Output         string
+	Now            bool
+	DryRun         string
 
 	streams genericiooptions.IOStreams
 }
@@ -59,6 +62,8 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.DurationVar(&o.Timeout, "timeout", 0, "How long to wait for the deletion (0: a week)")
 	fl.StringVar(&o.Cascade, "cascade", "background", `"background", "foreground" or "orphan": what happens to dependents`)
 	fl.StringVarP(&o.Output, "output", "o", "", "name: print resource/name only")
+	fl.BoolVar(&o.Now, "now", false, "Signal the resources to stop at once (--grace-period=1)")
+	fl.StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (nothing sent) or "server" (sent, not persisted)`)
 	return cmd
 }
 
@@ -80,6 +85,22 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
+	var dryRunSuffix string
+	switch o.DryRun {
+	case "", "none", "false":
+	case "client", "true":
+		dryRunSuffix = " (dry run)"
+	case "server":
+		dryRunSuffix = " (server dry run)"
+	default:
+		return fmt.Errorf(`Invalid dry-run value (%v). Must be "none", "server", or "client".`, o.DryRun) //nolint:staticcheck // kubectl's words
+	}
+	if o.Now {
+		if o.GracePeriod != -1 {
+			return fmt.Errorf("--now and --grace-period cannot be specified together")
+		}
+		o.GracePeriod = 1
+	}
 	if o.Force && o.GracePeriod < 0 {
 		o.GracePeriod = 0
 	}
@@ -97,6 +118,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
+	_, explicitNS, err := f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	warnClusterScope := explicitNS && !o.AllNamespaces
 	r := b.AllNamespaces(o.AllNamespaces).
 		FieldSelectorParam(o.FieldSelector).
 		SelectAllParam(o.All).
@@ -108,6 +134,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		return err
 	}
 	opts := &metav1.DeleteOptions{PropagationPolicy: &policy}
+	if dryRunSuffix == " (server dry run)" {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
 	if o.GracePeriod >= 0 {
 		g := int64(o.GracePeriod)
 		opts.GracePeriodSeconds = &g
@@ -120,6 +149,15 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 			return err
 		}
 		found++
+		if warnClusterScope && info.Mapping.Scope.Name() == meta.RESTScopeNameRoot {
+			// -n names a namespace, but this object lives in none.
+			fmt.Fprintln(o.streams.ErrOut, "Warning: deleting cluster-scoped resources, not scoped to the provided namespace")
+			warnClusterScope = false
+		}
+		if dryRunSuffix == " (dry run)" {
+			o.print(info, dryRunSuffix)
+			return nil
+		}
 		resp, err := resource.NewHelper(info.Client, info.Mapping).DeleteWithOptions(info.Namespace, info.Name, opts)
 		if err != nil {
 			if o.IgnoreNotFound && apierrors.IsNotFound(err) {
@@ -132,15 +170,18 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 				uids[info.Namespace+"/"+info.Name] = uid
 			}
 		}
-		deleted = append(deleted, info)
-		o.print(info)
+		if dryRunSuffix == "" {
+			deleted = append(deleted, info)
+		}
+		o.print(info, dryRunSuffix)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	if found == 0 {
-		fmt.Fprintf(o.streams.ErrOut, "No resources found\n")
+		// kubectl says this on stdout.
+		fmt.Fprintf(o.streams.Out, "No resources found\n")
 		return nil
 	}
 	if !o.Wait || (o.Force && o.GracePeriod == 0) {
@@ -164,7 +205,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	return nil
 }
 
-func (o *Options) print(info *resource.Info) {
+func (o *Options) print(info *resource.Info, suffix string) {
 	gk := info.Mapping.GroupVersionKind.GroupKind()
 	kind := strings.ToLower(gk.Kind)
 	if gk.Group != "" {
@@ -181,5 +222,5 @@ func (o *Options) print(info *resource.Info) {
 	if info.Namespaced() {
 		op += " from " + info.Namespace + " namespace"
 	}
-	fmt.Fprintf(o.streams.Out, "%s %q %s\n", kind, info.Name, op)
+	fmt.Fprintf(o.streams.Out, "%s %q %s%s\n", kind, info.Name, op, suffix)
 }

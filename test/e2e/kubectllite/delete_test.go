@@ -55,7 +55,11 @@ func TestDeleteSelections(t *testing.T) {
 		wantOut string
 		left    []string
 	}{
-		{"type and name", []string{"configmap", "one"},
+		{"client dry run", []string{"configmap", "one", "--dry-run=client"},
+			`configmap "one" deleted from ` + ns + " namespace (dry run)\n", []string{"from-file", "one", "two", "web-a", "web-b"}},
+		{"server dry run", []string{"configmap", "one", "--dry-run=server", "-o", "name"},
+			"configmap/one\n", []string{"from-file", "one", "two", "web-a", "web-b"}},
+		{"type and name", []string{"configmap", "one", "--now"},
 			`configmap "one" deleted from ` + ns + " namespace\n", []string{"from-file", "two", "web-a", "web-b"}},
 		{"file", []string{"-f", f},
 			`configmap "from-file" deleted from ` + ns + " namespace\n", []string{"two", "web-a", "web-b"}},
@@ -74,6 +78,19 @@ func TestDeleteSelections(t *testing.T) {
 			}
 		})
 	}
+	t.Run("nothing selected", func(t *testing.T) {
+		// kubectl says so on stdout.
+		r := mustSucceed(t, "delete", "-n", ns, "configmaps", "-l", "app=nobody")
+		if r.out != "No resources found\n" || r.err != "" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("cluster-scoped with -n", func(t *testing.T) {
+		r := mustSucceed(t, "delete", "-n", ns, "clusterrole", "ghost", "--ignore-not-found")
+		if r.err != "Warning: deleting cluster-scoped resources, not scoped to the provided namespace\n" {
+			t.Fatalf("%s", r)
+		}
+	})
 	t.Run("not found", func(t *testing.T) {
 		r := kubectl(t, "delete", "-n", ns, "configmap", "ghost")
 		if r.code != 1 || r.err != `Error from server (NotFound): configmaps "ghost" not found`+"\n" {
