@@ -280,7 +280,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		failedIdx = failedIndexes(job, int(*job.Spec.Completions), pods)
 		st.FailedIndexes = ptr.To(formatIndexes(failedIdx, int(*job.Spec.Completions)))
 	}
-	st.Succeeded, st.Failed = succeeded, failed
+	// Upstream's counters never go down: a finished pod that is deleted
+	// afterwards (kubectl delete, pod GC) stays counted, and does not get
+	// its work run again or its failure forgiven.
+	if !indexed {
+		succeeded = max(succeeded, job.Status.Succeeded)
+	}
+	counted := max(failed, job.Status.Failed)
+	st.Succeeded, st.Failed = succeeded, counted
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if st.StartTime == nil && !suspended {
 		t := metav1.NewTime(now)
@@ -307,7 +314,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		failReason, failMessage = ft.Reason, ft.Message
 	case failJob != "":
 		failReason, failMessage = batchv1.JobReasonPodFailurePolicy, failJob
-	case failed > backoffLimit || (job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && restarts > 0 && restarts >= backoffLimit && backoffLimit > 0):
+	case counted > backoffLimit || (job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && restarts > 0 && restarts >= backoffLimit && backoffLimit > 0):
 		failReason, failMessage = batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended &&
 		!now.Before(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second)):

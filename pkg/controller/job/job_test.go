@@ -758,3 +758,22 @@ func TestBackoffLimitPerIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestCountsOutliveTheirPods: status.succeeded and status.failed never go
+// down when finished pods are deleted: the work is not redone and the
+// failures still count against backoffLimit.
+func TestCountsOutliveTheirPods(t *testing.T) {
+	job := newJob(func(j *batchv1.Job) {
+		j.Status.Succeeded, j.Status.Failed = 2, 2
+	})
+	got, created, _ := syncOnce(t, job, pods(job, fail), 0)
+	if got.Status.Succeeded != 2 || got.Status.Failed != 2 || len(created) != 1 {
+		t.Errorf("succeeded=%d failed=%d with %d pods created, want 2, 2 and 1 (the last completion)", got.Status.Succeeded, got.Status.Failed, len(created))
+	}
+	// Two failures gone from the API, a third one there: past backoffLimit 2.
+	job = newJob(func(j *batchv1.Job) { j.Status.Failed = 3 })
+	got, _, _ = syncOnce(t, job, pods(job, fail), 0)
+	if c := conditions(got); !strings.Contains(c, "Failed/BackoffLimitExceeded") || got.Status.Failed != 3 {
+		t.Errorf("conditions %q failed=%d, want Failed/BackoffLimitExceeded and 3", c, got.Status.Failed)
+	}
+}
