@@ -382,3 +382,58 @@ func TestAuthCanI(t *testing.T) {
 		})
 	}
 }
+
+// The config subcommands edit the kubeconfig the way kubectl does, with
+// kubectl's messages; set-context --current --namespace is what most users
+// run.
+func TestConfigEdits(t *testing.T) {
+	ns := namespace(t)
+	createConfigMap(t, ns, "in-ns", nil)
+	file := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := writeKubeconfig(file, kubeconfigSpec{context: "ctx"}); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := clientcmd.LoadFromFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, user := loaded.Contexts["ctx"].Cluster, loaded.Contexts["ctx"].AuthInfo
+	steps := []struct {
+		args     []string
+		out, err string
+		code     int
+	}{
+		{[]string{"set-context", "--current", "--namespace=" + ns}, "Context \"ctx\" modified.\n", "", 0},
+		{[]string{"get-clusters"}, "NAME\n" + cluster + "\n", "", 0},
+		{[]string{"get-users"}, "NAME\n" + user + "\n", "", 0},
+		{[]string{"set-cluster", "c2", "--server=https://192.0.2.1"}, "Cluster \"c2\" set.\n", "", 0},
+		{[]string{"set-credentials", "u2", "--token=abc"}, "User \"u2\" set.\n", "", 0},
+		{[]string{"set-context", "other", "--cluster=c2", "--user=u2"}, "Context \"other\" created.\n", "", 0},
+		{[]string{"set", "contexts.other.namespace", "kube-system"}, "Property \"contexts.other.namespace\" set.\n", "", 0},
+		{[]string{"view", "-o", "jsonpath={.contexts[?(@.name==\"other\")].context.namespace}"}, "kube-system", "", 0},
+		{[]string{"unset", "contexts.other.namespace"}, "Property \"contexts.other.namespace\" unset.\n", "", 0},
+		{[]string{"rename-context", "other", "renamed"}, "Context \"other\" renamed to \"renamed\".\n", "", 0},
+		{[]string{"delete-context", "renamed"}, "deleted context renamed from " + file + "\n", "", 0},
+		{[]string{"delete-context", "nope"}, "", "error: cannot delete context nope, not in " + file + "\n", 1},
+		{[]string{"delete-cluster", "c2"}, "deleted cluster c2 from " + file + "\n", "", 0},
+		{[]string{"delete-user", "u2"}, "deleted user u2 from " + file + "\n", "", 0},
+		{[]string{"bogus"}, "", "error: unknown command \"bogus\"\nSee 'kubectl-lite config -h' for help and examples\n", 1},
+	}
+	for _, s := range steps {
+		r := kubectl(t, append([]string{"--kubeconfig", file, "config"}, s.args...)...)
+		if r.code != s.code || r.out != s.out || r.err != s.err {
+			t.Fatalf("config %s: %s\nwant exit %d, stdout %q, stderr %q", strings.Join(s.args, " "), r, s.code, s.out, s.err)
+		}
+	}
+	// The namespace set on the current context is the one commands use.
+	if r := mustSucceed(t, "--kubeconfig", file, "get", "configmaps", "-o", "name"); r.out != "configmap/in-ns\n" {
+		t.Fatalf("after set-context --current: %q", r.out)
+	}
+	saved, err := clientcmd.LoadFromFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Contexts) != 1 || len(saved.Clusters) != 1 || len(saved.AuthInfos) != 1 || saved.Contexts["ctx"].Namespace != ns {
+		t.Fatalf("kubeconfig left with contexts %v clusters %v users %v", saved.Contexts, saved.Clusters, saved.AuthInfos)
+	}
+}
