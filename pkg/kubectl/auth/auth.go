@@ -1,16 +1,11 @@
-// Package auth holds `auth can-i`, answered by a SelfSubjectAccessReview.
+// Package auth holds `auth can-i` (a SelfSubjectAccessReview, or with
+// --list a SelfSubjectRulesReview) and `auth whoami` (a SelfSubjectReview).
 package auth
 
 import (
-	"context"
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	kubectlauth "k8s.io/kubectl/pkg/cmd/auth"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
@@ -19,58 +14,71 @@ type errDenied struct{}
 
 func (errDenied) Error() string { return "" }
 
-// NewCmd returns `auth` with `can-i`.
+// NewCmd returns `auth` with `can-i` and `whoami`.
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "auth",
 		Short: "Inspect authorization",
-		// A misspelt subcommand is an error, not this command's help.
-		Args: cobra.NoArgs,
-		Run:  func(c *cobra.Command, _ []string) { _ = c.Help() },
+		// kubectl's: help and exit 1, and a misspelt subcommand is a
+		// usage error naming this command's help.
+		Run: cmdutil.DefaultSubCommandRun(streams.ErrOut),
 	}
-	cmd.AddCommand(newCanICmd(f, streams))
+	cmd.AddCommand(newCanICmd(f, streams), newWhoAmICmd(f, streams))
 	return cmd
 }
 
 func newCanICmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	var (
-		allNamespaces bool
-		quiet         bool
-		subresource   string
-	)
+	// kubectl's options do the work: resolving the resource, the
+	// warnings for unknown verbs and cluster-scoped kinds, and --list's
+	// table from a SelfSubjectRulesReview.
+	o := &kubectlauth.CanIOptions{IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "can-i VERB [TYPE | TYPE/NAME | NONRESOURCEURL]",
 		Short: "Check whether an action is allowed",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			review, err := buildReview(f, args, subresource, allNamespaces)
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := o.Complete(f, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if o.List {
+				return o.RunAccessList()
+			}
+			allowed, err := o.RunAccessCheck()
 			if err != nil {
 				return err
 			}
-			cs, err := f.KubernetesClientSet()
-			if err != nil {
-				return err
-			}
-			resp, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.WithoutCancel(cmd.Context()), review, metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			if !quiet {
-				if resp.Status.Allowed {
-					fmt.Fprintln(streams.Out, "yes")
-				} else {
-					fmt.Fprintln(streams.Out, "no")
-				}
-			}
-			if !resp.Status.Allowed {
+			if !allowed {
 				return errDenied{}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "Check in all namespaces")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "Only the exit code tells the answer")
-	cmd.Flags().StringVar(&subresource, "subresource", "", "A subresource such as pods/log")
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Check in all namespaces")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "Only the exit code tells the answer")
+	cmd.Flags().StringVar(&o.Subresource, "subresource", "", "A subresource such as pods/log")
+	cmd.Flags().BoolVar(&o.List, "list", false, "List every action allowed in the namespace")
+	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "With --list, omit the headers")
+	return cmd
+}
+
+// newWhoAmICmd asks the server who the credentials authenticate as, by a
+// SelfSubjectReview.
+func newWhoAmICmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	flags := kubectlauth.NewWhoAmIFlags(f, streams)
+	cmd := &cobra.Command{
+		Use:   "whoami",
+		Short: "Show the user, groups and extra attributes the server authenticates you as",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o, err := flags.ToOptions(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	flags.AddFlags(cmd)
 	return cmd
 }
 
@@ -78,34 +86,4 @@ func newCanICmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 func IsDenied(err error) bool {
 	_, ok := err.(errDenied)
 	return ok
-}
-
-func buildReview(f cmdutil.Factory, args []string, subresource string, allNamespaces bool) (*authorizationv1.SelfSubjectAccessReview, error) {
-	verb := args[0]
-	review := &authorizationv1.SelfSubjectAccessReview{}
-	if len(args) == 1 {
-		return nil, fmt.Errorf("you must specify two arguments: verb resource or verb resource/resourceName")
-	}
-	if strings.HasPrefix(args[1], "/") {
-		review.Spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Verb: verb, Path: args[1]}
-		return review, nil
-	}
-	ns, _, err := f.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return nil, err
-	}
-	if allNamespaces {
-		ns = ""
-	}
-	typ, name, _ := strings.Cut(args[1], "/")
-	gvr := schema.GroupVersionResource{Resource: typ}
-	if mapper, err := f.ToRESTMapper(); err == nil {
-		if full, err := mapper.ResourceFor(schema.ParseGroupResource(typ).WithVersion("")); err == nil {
-			gvr = full
-		}
-	}
-	review.Spec.ResourceAttributes = &authorizationv1.ResourceAttributes{
-		Namespace: ns, Verb: verb, Group: gvr.Group, Resource: gvr.Resource, Subresource: subresource, Name: name,
-	}
-	return review, nil
 }

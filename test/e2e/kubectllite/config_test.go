@@ -381,6 +381,47 @@ func TestAuthCanI(t *testing.T) {
 			}
 		})
 	}
+	t.Run("warnings for an unknown verb and a cluster-scoped kind", func(t *testing.T) {
+		r := kubectl(t, "auth", "can-i", "fly", "nodes", "-n", "default")
+		want := "Warning: resource 'nodes' is not namespace scoped\n\nWarning: verb 'fly' is not a known verb\n\n"
+		if r.code != 0 || r.out != "yes\n" || r.err != want {
+			t.Fatalf("%s\nwant stderr %q", r, want)
+		}
+	})
+	t.Run("missing arguments", func(t *testing.T) {
+		r := kubectl(t, "auth", "can-i", "get")
+		want := "error: you must specify two arguments: verb resource or verb resource/resourceName.\nSee 'kubectl auth can-i -h' for help and examples.\n"
+		if r.code != 1 || r.err != want {
+			t.Fatalf("%s\nwant stderr %q", r, want)
+		}
+	})
+	t.Run("--list", func(t *testing.T) {
+		// A SelfSubjectRulesReview: the admin may do anything, the
+		// viewer only what every authenticated user may.
+		r := mustSucceed(t, "auth", "can-i", "--list")
+		rows := table(r.out)
+		if len(rows) < 2 || strings.Join(rows[0], " ") != "Resources Non-Resource URLs Resource Names Verbs" {
+			t.Fatalf("%s", r)
+		}
+		if !strings.Contains(r.out, "*.*  ") || !strings.Contains(r.out, "[*]") {
+			t.Fatalf("admin's wildcard rule missing:\n%s", r.out)
+		}
+		r = kubectlWith(t, invocation{env: []string{"KUBECONFIG=" + viewer}}, "auth", "can-i", "--list", "--no-headers")
+		if r.code != 0 || strings.Contains(r.out, "Resources") || !strings.Contains(r.out, "selfsubjectaccessreviews.authorization.k8s.io") || strings.Contains(r.out, "*.*  ") {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("whoami", func(t *testing.T) {
+		r := kubectlWith(t, invocation{env: []string{"KUBECONFIG=" + viewer}}, "auth", "whoami")
+		want := [][]string{{"ATTRIBUTE", "VALUE"}, {"Username", "viewer"}, {"UID", "viewer-uid"}, {"Groups", "[system:authenticated]"}}
+		if r.code != 0 || !equalRows(table(r.out), want) {
+			t.Fatalf("%s", r)
+		}
+		r = mustSucceed(t, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+		if r.out != "admin" {
+			t.Fatalf("%s", r)
+		}
+	})
 }
 
 // The config subcommands edit the kubeconfig the way kubectl does, with
