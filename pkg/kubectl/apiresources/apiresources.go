@@ -41,8 +41,10 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "api-resources",
 		Short: "Print the supported API resources on the server",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return cmdutil.UsageErrorf(cmd, "unexpected arguments: %v", args)
+			}
 			return o.Run(f, cmd.Flags().Changed("namespaced"))
 		},
 	}

@@ -61,8 +61,10 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
 		Short: "Create or update objects from files, keeping what you removed from the file removed from the object",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
+			}
 			return o.Run(cmd.Context(), f, true)
 		},
 	}
@@ -76,8 +78,10 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
 		Short: "Create objects from files",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
+			}
 			return o.Run(cmd.Context(), f, false)
 		},
 	}

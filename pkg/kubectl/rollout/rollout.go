@@ -25,9 +25,9 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "rollout SUBCOMMAND",
 		Short: "Manage the rollout of a deployment",
-		// A misspelt subcommand is an error, not this command's help.
-		Args: cobra.NoArgs,
-		Run:  func(c *cobra.Command, _ []string) { _ = c.Help() },
+		// kubectl's: help and exit 1, and a misspelt subcommand is a
+		// usage error naming this command's help.
+		Run: cmdutil.DefaultSubCommandRun(streams.Out),
 	}
 	cmd.AddCommand(newStatusCmd(f, streams), newHistoryCmd(f, streams), newUndoCmd(f, streams), newRestartCmd(f, streams, clock.RealClock{}))
 	return cmd

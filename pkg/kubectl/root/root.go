@@ -3,6 +3,7 @@ package root
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -36,6 +37,11 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		SilenceUsage:  true,
 		Run:           func(c *cobra.Command, _ []string) { _ = c.Help() },
 	}
+	// A flag error names the command's help, as kubectl's does; the
+	// subcommands inherit this.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
+	})
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)

@@ -29,8 +29,10 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the client and server version information",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return fmt.Errorf("extra arguments: %v", args)
+			}
 			client := buildversion.Get()
 			v := Versions{ClientVersion: &client}
 			var serverErr error

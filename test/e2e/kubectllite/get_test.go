@@ -403,3 +403,36 @@ func TestGetWatchPrintsChanges(t *testing.T) {
 		t.Fatal("no watch event printed")
 	})
 }
+
+// Usage errors end with kubectl's pointer to the command's help, and a
+// command group run without a subcommand prints its help and fails.
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"get", "--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl-lite get --help' for usage.\n"},
+		{[]string{"rollout", "status", "-q"}, "error: unknown shorthand flag: 'q' in -q\nSee 'kubectl-lite rollout status --help' for usage.\n"},
+		{[]string{"--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl-lite --help' for usage.\n"},
+		{[]string{"rollout", "bogus"}, "error: unknown command \"bogus\"\nSee 'kubectl-lite rollout -h' for help and examples\n"},
+		{[]string{"auth", "bogus"}, "error: unknown command \"bogus\"\nSee 'kubectl-lite auth -h' for help and examples\n"},
+		{[]string{"apply", "x"}, "error: Unexpected args: [x]\nSee 'kubectl-lite apply -h' for help and examples\n"},
+		{[]string{"create", "x"}, "error: Unexpected args: [x]\nSee 'kubectl-lite create -h' for help and examples\n"},
+		{[]string{"api-resources", "x"}, "error: unexpected arguments: [x]\nSee 'kubectl-lite api-resources -h' for help and examples\n"},
+		{[]string{"version", "x"}, "error: extra arguments: [x]\n"},
+		{[]string{"gett"}, "error: unknown command \"gett\" for \"kubectl-lite\"\n\nDid you mean this?\n\tget\n"},
+	}
+	for _, tt := range tests {
+		r := kubectl(t, tt.args...)
+		if r.code != 1 || r.out != "" || r.err != tt.err {
+			t.Errorf("%s: %s\nwant stderr %q", strings.Join(tt.args, " "), r, tt.err)
+		}
+	}
+	for group, stream := range map[string]string{"rollout": "stdout", "auth": "stderr", "config": "stderr"} {
+		r := kubectl(t, group)
+		help := map[string]string{"stdout": r.out, "stderr": r.err}[stream]
+		if r.code != 1 || !strings.Contains(help, "Available Commands:") {
+			t.Errorf("%s alone should print its help on %s and exit 1: %s", group, stream, r)
+		}
+	}
+}
