@@ -17,8 +17,22 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// UIDOf returns obj's UID, or "" when obj is a Status.
+// UIDOf returns the UID of what a DELETE answered: the object, or the
+// Success Status that names it (what most kinds answer when the object went
+// at once); "" when neither says.
 func UIDOf(obj runtime.Object) types.UID {
+	switch o := obj.(type) {
+	case *metav1.Status:
+		if o.Details != nil {
+			return o.Details.UID
+		}
+		return ""
+	case *unstructured.Unstructured:
+		if o.GetKind() == "Status" {
+			uid, _, _ := unstructured.NestedString(o.Object, "details", "uid")
+			return types.UID(uid)
+		}
+	}
 	a, err := meta.Accessor(obj)
 	if err != nil {
 		return ""
