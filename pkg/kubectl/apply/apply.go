@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,10 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/openapi3"
@@ -42,7 +47,12 @@ type Options struct {
 	Filenames resource.FilenameOptions
 	Validate  string
 	DryRun    string
-	Output    string
+	// PrintFlags are kubectl's -o: the "created" line by default, or the
+	// objects as the server returned them.
+	PrintFlags *genericclioptions.PrintFlags
+	// SaveConfig (create only) records the last-applied annotation, so
+	// that apply can manage the object later.
+	SaveConfig bool
 
 	streams genericiooptions.IOStreams
 }
@@ -52,7 +62,8 @@ func addCommonFlags(cmd *cobra.Command, o *Options, verb string) {
 	cmd.Flags().BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
 	cmd.Flags().StringVar(&o.Validate, "validate", "strict", "Client-side validation against the server's schema: strict, warn or ignore")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (nothing sent) or "server" (sent, not persisted)`)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: name (the default line) or empty")
+	o.PrintFlags = genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
+	o.PrintFlags.AddFlags(cmd)
 }
 
 // NewApplyCmd returns `apply`.
@@ -86,6 +97,7 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 		},
 	}
 	addCommonFlags(cmd, o, "create")
+	cmd.Flags().BoolVar(&o.SaveConfig, "save-config", false, "Record the configuration in the last-applied annotation, for later applies")
 	return cmd
 }
 
@@ -151,6 +163,10 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	if err != nil {
 		return err
 	}
+	// A bad -o fails before anything is sent.
+	if _, err := o.printer("", dry); err != nil {
+		return err
+	}
 	validator, err := NewValidator(f, o.Validate)
 	if err != nil {
 		return err
@@ -176,6 +192,20 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	if len(infos) == 0 {
 		return fmt.Errorf("no objects passed to %s", map[bool]string{true: "apply", false: "create"}[apply])
 	}
+	// With -o yaml|json (any format but name), create prints each object
+	// and apply prints them together at the end, as one List when
+	// there are several; otherwise each gets its "created" line.
+	whole := o.PrintFlags.OutputFormat != nil && *o.PrintFlags.OutputFormat != "" && *o.PrintFlags.OutputFormat != "name"
+	var wholePrinter printers.ResourcePrinter
+	if whole {
+		if wholePrinter, err = o.printer("", dry); err != nil {
+			return err
+		}
+	}
+	// As with kubectl, an object the server refuses does not stop the
+	// others; every failure is reported at the end.
+	var errs []error
+	var done []*resource.Info
 	for _, info := range infos {
 		var op string
 		if apply {
@@ -184,31 +214,59 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 			op, err = o.createOne(info, dry)
 		}
 		if err != nil {
-			return cmdutil.AddSourceToErr(map[bool]string{true: "applying", false: "creating"}[apply], info.Source, err)
+			// kubectl names the step that failed: apply creating a
+			// missing object says "creating".
+			verb := "applying"
+			if !apply || op == "created" {
+				verb = "creating"
+			}
+			errs = append(errs, cmdutil.AddSourceToErr(verb, info.Source, err))
+			continue
 		}
-		o.print(info, op+dry.suffix())
+		if whole && apply {
+			done = append(done, info)
+			continue
+		}
+		p := wholePrinter
+		if !whole {
+			if p, err = o.printer(op, dry); err != nil {
+				return err
+			}
+		}
+		if err := p.PrintObj(info.Object, o.streams.Out); err != nil {
+			return err
+		}
 	}
-	return nil
+	if whole && apply && len(done) > 0 {
+		obj, err := asList(done)
+		if err != nil {
+			return err
+		}
+		if err := wholePrinter.PrintObj(obj, o.streams.Out); err != nil {
+			return err
+		}
+	}
+	return utilerrors.NewAggregate(errs)
 }
 
-func (o *Options) print(info *resource.Info, op string) {
-	gvk := info.Mapping.GroupVersionKind
-	kind := gvk.GroupKind().String()
-	if o.Output == "name" {
-		fmt.Fprintf(o.streams.Out, "%s/%s\n", lower(kind), info.Name)
-		return
-	}
-	fmt.Fprintf(o.streams.Out, "%s/%s %s\n", lower(kind), info.Name, op)
+// printer prints an object as -o asks, or its line for operation op
+// ("created", "configured", ...) with the dry run's suffix.
+func (o *Options) printer(op string, dry dryRun) (printers.ResourcePrinter, error) {
+	o.PrintFlags.NamePrintFlags.Operation = op + dry.suffix()
+	return o.PrintFlags.ToPrinter()
 }
 
-func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
+// asList is the one object, or a v1 List of several.
+func asList(infos []*resource.Info) (runtime.Object, error) {
+	if len(infos) == 1 {
+		return infos[0].Object, nil
 	}
-	return string(b)
+	objs := make([]runtime.Object, 0, len(infos))
+	for _, info := range infos {
+		objs = append(objs, info.Object)
+	}
+	list := &corev1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
+	return list, meta.SetList(list, objs)
 }
 
 // helperFor also asks the server for the same field validation as the
@@ -226,6 +284,15 @@ func (o *Options) helperFor(info *resource.Info, dry dryRun) *resource.Helper {
 }
 
 func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
+	if o.SaveConfig {
+		modified, err := ModifiedConfiguration(info.Object)
+		if err != nil {
+			return "", err
+		}
+		if err := setAnnotation(info.Object, string(modified)); err != nil {
+			return "", err
+		}
+	}
 	if dry == dryRunClient {
 		return "created", nil
 	}
@@ -252,12 +319,19 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun)
 		}
 		obj, err := h.Create(info.Namespace, true, info.Object)
 		if err != nil {
-			return "", err
+			return "created", err
 		}
 		return "created", info.Refresh(obj, true)
 	}
 	if err != nil {
 		return "", err
+	}
+	if a, err := meta.Accessor(current); err == nil {
+		if _, ok := a.GetAnnotations()[LastAppliedAnnotation]; !ok {
+			fmt.Fprintf(o.streams.ErrOut, "Warning: resource %[1]s is missing the %[2]s annotation which is required by %[3]s apply. "+
+				"%[3]s apply should only be used on resources created declaratively by either %[3]s create --save-config or %[3]s apply. "+
+				"The missing annotation will be patched automatically.\n", info.ObjectName(), LastAppliedAnnotation, "kubectl-lite")
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		patch, pt, err := ThreeWayPatch(info.Mapping.GroupVersionKind, modified, current)
@@ -268,7 +342,12 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun)
 			return "unchanged", info.Refresh(current, true)
 		}
 		if dry == dryRunClient {
-			return "configured", nil
+			// What the server would hold after the patch, for -o.
+			patched, err := patchLocally(info.Mapping.GroupVersionKind, current, patch, pt)
+			if err != nil {
+				return "", err
+			}
+			return "configured", info.Refresh(patched, true)
 		}
 		obj, err := h.Patch(info.Namespace, info.Name, pt, patch, &metav1.PatchOptions{})
 		if err == nil {
@@ -364,6 +443,29 @@ func ThreeWayPatch(gvk schema.GroupVersionKind, modified []byte, current runtime
 	}
 	p, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, cur, preconditions...)
 	return p, types.MergePatchType, err
+}
+
+// patchLocally applies a patch from ThreeWayPatch to current.
+func patchLocally(gvk schema.GroupVersionKind, current runtime.Object, patch []byte, pt types.PatchType) (runtime.Object, error) {
+	cur, err := json.Marshal(current)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	if pt == types.StrategicMergePatchType {
+		typed, err := scheme.Scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		patched, err = strategicpatch.StrategicMergePatch(cur, patch, typed)
+		if err != nil {
+			return nil, err
+		}
+	} else if patched, err = jsonpatch.MergePatch(cur, patch); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	return u, u.UnmarshalJSON(patched)
 }
 
 // oneLine keeps a manifest's error on one line: the RESTMapper's "no

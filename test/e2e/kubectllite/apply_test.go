@@ -4,6 +4,7 @@ package kubectllite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -276,5 +277,87 @@ func TestValidateModes(t *testing.T) {
 				t.Errorf("object created = %v (get error %v), want %v", created, err, tt.wantCode == 0)
 			}
 		})
+	}
+}
+
+// -o yaml|json prints the objects instead of the "created" lines: apply
+// prints them once at the end (a List for several), create one by one;
+// that is how manifests are generated with --dry-run=client -o yaml.
+func TestApplyAndCreatePrintObjects(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	two := writeFile(t, dir, "two.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\ndata: {a: \"1\"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: two}\n")
+	one := writeFile(t, dir, "one.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\ndata: {a: \"2\"}\n")
+
+	r := mustSucceed(t, "create", "-n", ns, "-f", two, "--dry-run=client", "-o", "yaml")
+	if !strings.HasPrefix(r.out, "apiVersion: v1\ndata:\n  a: \"1\"\nkind: ConfigMap\nmetadata:\n  name: one\n  namespace: "+ns+"\n---\n") ||
+		!strings.HasSuffix(r.out, "name: two\n  namespace: "+ns+"\n") {
+		t.Fatalf("create --dry-run=client -o yaml:\n%s", r.out)
+	}
+	r = mustSucceed(t, "apply", "-n", ns, "-f", two, "-o", "json")
+	var list struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Metadata struct {
+				Name        string            `json:"name"`
+				UID         string            `json:"uid"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &list); err != nil || list.Kind != "List" || len(list.Items) != 2 || !strings.HasPrefix(r.out, "{\n    \"kind\": \"List\",\n    \"apiVersion\": \"v1\",") {
+		t.Fatalf("apply -o json of two objects (%v):\n%s", err, r.out)
+	}
+	for _, it := range list.Items {
+		if it.Metadata.UID == "" || it.Metadata.Annotations["kubectl.kubernetes.io/last-applied-configuration"] == "" {
+			t.Fatalf("apply -o json should print the created objects: %+v", it.Metadata)
+		}
+	}
+	// A client dry run of a change prints the object as patched, unsaved.
+	r = mustSucceed(t, "apply", "-n", ns, "-f", one, "--dry-run=client", "-o", "jsonpath={.data.a}")
+	if r.out != "2" {
+		t.Fatalf("apply --dry-run=client -o jsonpath: %q", r.out)
+	}
+	r = mustSucceed(t, "apply", "-n", ns, "-f", two, "-o", "name")
+	if r.out != "configmap/one\nconfigmap/two\n" {
+		t.Fatalf("apply -o name: %q", r.out)
+	}
+	r = kubectl(t, "apply", "-n", ns, "-f", two, "-o", "bogus")
+	if r.code != 1 || !strings.HasPrefix(r.err, `error: unable to match a printer suitable for the output format "bogus"`) {
+		t.Fatalf("%s", r)
+	}
+}
+
+// One object the server refuses does not stop the others, and every
+// failure is reported; apply creating an object says "creating".
+func TestApplyAndCreateContinuePastErrors(t *testing.T) {
+	ns := namespace(t)
+	f := writeFile(t, t.TempDir(), "m.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: no-such-ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: "+ns+"}\n")
+	r := kubectl(t, "apply", "-f", f)
+	want := `Error from server (NotFound): error when creating "` + f + `": namespaces "no-such-ns" not found` + "\n"
+	if r.code != 1 || r.out != "configmap/b created\n" || r.err != want {
+		t.Fatalf("%s\nwant stderr %q", r, want)
+	}
+	r = kubectl(t, "create", "-f", f)
+	if r.code != 1 || r.out != "" || len(lines(r.err)) != 2 || !strings.Contains(r.err, `configmaps "b" already exists`) {
+		t.Fatalf("%s", r)
+	}
+}
+
+// An object made by create has no last-applied annotation: apply warns,
+// as kubectl does, unless create --save-config recorded it.
+func TestApplyWarnsOfAMissingAnnotation(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	plain := writeFile(t, dir, "plain.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n")
+	saved := writeFile(t, dir, "saved.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: saved}\n")
+	mustSucceed(t, "create", "-n", ns, "-f", plain)
+	mustSucceed(t, "create", "-n", ns, "-f", saved, "--save-config")
+	r := mustSucceed(t, "apply", "-n", ns, "-f", plain)
+	if !strings.HasPrefix(r.err, "Warning: resource configmaps/plain is missing the kubectl.kubernetes.io/last-applied-configuration annotation which is required by kubectl-lite apply.") {
+		t.Fatalf("%s", r)
+	}
+	if r := mustSucceed(t, "apply", "-n", ns, "-f", saved); r.err != "" || r.out != "configmap/saved unchanged\n" {
+		t.Fatalf("after create --save-config: %s", r)
 	}
 }
