@@ -158,8 +158,9 @@ func generateSelector(j *batchv1.Job) {
 
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	j := obj.(*batchv1.Job)
-	allErrs := validateSpec(&j.Spec, field.NewPath("spec"))
-	return append(allErrs, validateGeneratedSelector(j)...)
+	allErrs := validateGeneratedSelector(j)
+	allErrs = append(allErrs, validateSpec(&j.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateIndexedName(j)...)
 }
 
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {

@@ -172,7 +172,7 @@ func TestValidate(t *testing.T) {
 			j.Spec.Parallelism = ptr.To[int32](-1)
 			j.Spec.BackoffLimit = ptr.To[int32](-1)
 			j.Spec.ActiveDeadlineSeconds = ptr.To[int64](-1)
-		}, want: []string{"spec.parallelism", "spec.backoffLimit", "spec.activeDeadlineSeconds"}},
+		}, want: []string{"spec.parallelism", "spec.activeDeadlineSeconds", "spec.backoffLimit"}},
 		{name: "indexed without completions", mutate: func(j *batchv1.Job) {
 			j.Spec.Parallelism = ptr.To[int32](2)
 			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
@@ -187,7 +187,7 @@ func TestValidate(t *testing.T) {
 		}, want: []string{"spec.template.metadata.labels[job-name]"}},
 		{name: "user selector not auto-generated", mutate: func(j *batchv1.Job) {
 			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pi"}}
-		}, want: []string{"spec.template.metadata.labels", "spec.selector"}},
+		}, want: []string{"spec.selector", "spec.template.metadata.labels"}},
 		{name: "manual selector must match template", mutate: func(j *batchv1.Job) {
 			j.Spec.ManualSelector = ptr.To(true)
 			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pi"}}
