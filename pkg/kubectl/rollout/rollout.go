@@ -1,9 +1,10 @@
-// Package rollout holds `rollout status|history|undo|restart` for deployments.
+// Package rollout holds `rollout status|history|undo|restart|pause|resume`.
 package rollout
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,10 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/kubectl/pkg/cmd/set"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/polymorphichelpers"
+	"k8s.io/kubectl/pkg/scheme"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
@@ -29,7 +34,8 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		// usage error naming this command's help.
 		Run: cmdutil.DefaultSubCommandRun(streams.Out),
 	}
-	cmd.AddCommand(newStatusCmd(f, streams), newHistoryCmd(f, streams), newUndoCmd(f, streams), newRestartCmd(f, streams, clock.RealClock{}))
+	cmd.AddCommand(newStatusCmd(f, streams), newHistoryCmd(f, streams), newUndoCmd(f, streams), newRestartCmd(f, streams, clock.RealClock{}),
+		newPauseCmd(f, streams, true), newPauseCmd(f, streams, false))
 	return cmd
 }
 
@@ -128,6 +134,7 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 		filenames resource.FilenameOptions
 		revision  int64
 	)
+	printFlags := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
 	cmd := &cobra.Command{
 		Use:   "history (TYPE NAME | TYPE/NAME | -f FILENAME)",
 		Short: "Show the revisions of a rollout",
@@ -141,14 +148,31 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 				if err != nil {
 					return err
 				}
+				if printFlags.OutputFlagSpecified() {
+					// -o prints the revisions themselves (a deployment's
+					// replica sets), oldest first.
+					if err := printRevisions(viewer, info, revision, printFlags, streams); err != nil {
+						return err
+					}
+					continue
+				}
 				out, err := viewer.ViewHistory(info.Namespace, info.Name, revision)
 				if err != nil {
 					return err
 				}
+				withRevision := ""
 				if revision > 0 {
-					fmt.Fprintf(streams.Out, "%s with revision #%d\n%s", ref(info), revision, out)
-				} else {
-					fmt.Fprintf(streams.Out, "%s \n%s", ref(info), out)
+					withRevision = fmt.Sprintf("with revision #%d", revision)
+				}
+				// kubectl prints the table as the operation of a name
+				// line, so it ends with a blank line.
+				printFlags.NamePrintFlags.Operation = withRevision + "\n" + out
+				p, err := printFlags.ToPrinter()
+				if err != nil {
+					return err
+				}
+				if err := p.PrintObj(info.Object, streams.Out); err != nil {
+					return err
 				}
 			}
 			return nil
@@ -156,6 +180,122 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 	}
 	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
 	cmd.Flags().Int64Var(&revision, "revision", 0, "Show the pod template of this revision")
+	printFlags.AddFlags(cmd)
+	return cmd
+}
+
+func printRevisions(viewer polymorphichelpers.HistoryViewer, info *resource.Info, revision int64, printFlags *genericclioptions.PrintFlags, streams genericiooptions.IOStreams) error {
+	p, err := printFlags.ToPrinter()
+	if err != nil {
+		return err
+	}
+	history, err := viewer.GetHistory(info.Namespace, info.Name)
+	if err != nil {
+		return err
+	}
+	if revision > 0 {
+		obj, ok := history[revision]
+		if !ok {
+			return fmt.Errorf("unable to find the specified revision")
+		}
+		return p.PrintObj(obj, streams.Out)
+	}
+	revisions := make([]int64, 0, len(history))
+	for r := range history {
+		revisions = append(revisions, r)
+	}
+	slices.Sort(revisions)
+	for _, r := range revisions {
+		if err := p.PrintObj(history[r], streams.Out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newPauseCmd returns `rollout pause` (pause=true) or `rollout resume`:
+// kubectl's pauser on the typed object gives its patch, or its "is
+// already paused" refusal.
+func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bool) *cobra.Command {
+	var (
+		filenames resource.FilenameOptions
+		selector  string
+	)
+	verb, done, mutate := "resume", "resumed", set.PatchFn(polymorphichelpers.ObjectResumerFn)
+	if pause {
+		verb, done, mutate = "pause", "paused", set.PatchFn(polymorphichelpers.ObjectPauserFn)
+	}
+	printFlags := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
+	cmd := &cobra.Command{
+		Use:   verb + " RESOURCE",
+		Short: map[bool]string{true: "Stop rolling out template changes until resumed", false: "Resume a paused rollout"}[pause],
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
+				return fmt.Errorf("required resource not specified")
+			}
+			r := f.NewBuilder().
+				WithScheme(scheme.Scheme, scheme.Scheme.PrioritizedVersionsAllGroups()...).
+				NamespaceParam(ns).DefaultNamespace().
+				LabelSelectorParam(selector).
+				FilenameParam(enforce, &filenames).
+				ResourceTypeOrNameArgs(true, args...).
+				ContinueOnError().
+				Latest().
+				Flatten().
+				Do()
+			if err := r.Err(); err != nil {
+				return err
+			}
+			var errs []error
+			infos, err := r.Infos()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			patches := set.CalculatePatches(infos, scheme.DefaultJSONEncoder(), mutate)
+			if len(patches) == 0 && len(errs) == 0 {
+				fmt.Fprintf(streams.ErrOut, "No resources found in %s namespace.\n", ns)
+				return nil
+			}
+			for _, patch := range patches {
+				info := patch.Info
+				if patch.Err != nil {
+					errs = append(errs, fmt.Errorf("error: %s %q %w", info.Mapping.Resource.GroupResource(), info.Name, patch.Err))
+					continue
+				}
+				op := "already " + done
+				if len(patch.Patch) != 0 && string(patch.Patch) != "{}" {
+					obj, err := resource.NewHelper(info.Client, info.Mapping).
+						Patch(info.Namespace, info.Name, types.StrategicMergePatchType, patch.Patch, nil)
+					if err != nil {
+						errs = append(errs, fmt.Errorf("failed to patch: %w", err))
+						continue
+					}
+					if err := info.Refresh(obj, true); err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					op = done
+				}
+				printFlags.NamePrintFlags.Operation = op
+				p, err := printFlags.ToPrinter()
+				if err != nil {
+					return err
+				}
+				if err := p.PrintObj(info.Object, streams.Out); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return utilerrors.NewAggregate(errs)
+		},
+	}
+	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
+	cmd.Flags().BoolVarP(&filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
+	printFlags.AddFlags(cmd)
 	return cmd
 }
 

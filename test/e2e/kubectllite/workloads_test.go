@@ -389,8 +389,16 @@ func TestRollout(t *testing.T) {
 		r := mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web")
 		got := table(r.out)
 		want := [][]string{{"deployment.apps/web"}, {"REVISION", "CHANGE-CAUSE"}, {"1", "<none>"}, {"2", "<none>"}}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("history:\n%s", r.out)
+		if fmt.Sprint(got) != fmt.Sprint(want) || !strings.HasSuffix(r.out, "<none>\n\n") {
+			t.Fatalf("history (ending with a blank line, as kubectl's):\n%s", r.out)
+		}
+		r = mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web", "-o", "name")
+		if r.out != "replicaset.apps/web-h1\nreplicaset.apps/web-h2\n" {
+			t.Fatalf("history -o name: %q", r.out)
+		}
+		r = mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web", "--revision=2", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+		if r.out != "busybox:2" {
+			t.Fatalf("history --revision=2 -o jsonpath: %q", r.out)
 		}
 		r = mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web", "--revision=1")
 		if !strings.HasPrefix(r.out, "deployment.apps/web with revision #1\n") || !strings.Contains(r.out, "busybox:1") {
@@ -436,9 +444,39 @@ func TestRollout(t *testing.T) {
 			t.Fatalf("restart of a configmap: %s", r)
 		}
 	})
+	t.Run("pause and resume", func(t *testing.T) {
+		steps := []struct {
+			verb, out, err string
+			code           int
+			paused         bool
+		}{
+			{"pause", "deployment.apps/web paused\n", "", 0, true},
+			{"pause", "", "error: deployments.apps \"web\" is already paused\n", 1, true},
+			{"resume", "deployment.apps/web resumed\n", "", 0, false},
+			{"resume", "", "error: deployments.apps \"web\" is not paused\n", 1, false},
+		}
+		for _, s := range steps {
+			r := kubectl(t, "rollout", s.verb, "-n", ns, "deployment/web")
+			if r.code != s.code || r.out != s.out || r.err != s.err {
+				t.Fatalf("rollout %s: %s\nwant exit %d stdout %q stderr %q", s.verb, r, s.code, s.out, s.err)
+			}
+			d, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil || d.Spec.Paused != s.paused {
+				t.Fatalf("after rollout %s: paused=%v (%v)", s.verb, d.Spec.Paused, err)
+			}
+		}
+		r := kubectl(t, "rollout", "pause", "-n", ns, "replicaset/web-h1")
+		if r.code != 1 || r.err != "error: replicasets.apps \"web-h1\" pausing is not supported\n" {
+			t.Fatalf("%s", r)
+		}
+		r = kubectl(t, "rollout", "pause", "-n", ns, "deployments", "-l", "app=none")
+		if r.code != 0 || r.err != "No resources found in "+ns+" namespace.\n" {
+			t.Fatalf("%s", r)
+		}
+	})
 	t.Run("misspelt subcommand", func(t *testing.T) {
 		r := kubectl(t, "rollout", "restrat", "deployment/web")
-		if r.code != 1 || r.err != `error: unknown command "restrat" for "kubectl-lite rollout"`+"\n" {
+		if r.code != 1 || r.err != "error: unknown command \"restrat deployment/web\"\nSee 'kubectl-lite rollout -h' for help and examples\n" {
 			t.Fatalf("%s", r)
 		}
 	})
