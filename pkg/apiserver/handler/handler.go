@@ -6,6 +6,7 @@ package handler
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 
@@ -67,6 +68,10 @@ type Config struct {
 	Admission *admission.Chain
 	// Logs serves pods/log; nil answers 503.
 	Logs LogStreamer
+	// Rand returns a random number in [0,n); it picks the characters of
+	// generated names (tests force collisions with it). Nil uses
+	// math/rand/v2.
+	Rand func(n int) int
 }
 
 // Handler serves resource requests.
@@ -75,6 +80,7 @@ type Handler struct {
 	clock     clock.Clock
 	admission *admission.Chain
 	logs      LogStreamer
+	rand      func(n int) int
 	stores    map[gvr]*Store
 	byGR      map[schema.GroupResource]*Store
 
@@ -95,6 +101,7 @@ func New(cfg Config) *Handler {
 		clock:     cfg.Clock,
 		admission: cfg.Admission,
 		logs:      cfg.Logs,
+		rand:      cfg.Rand,
 		stores:    make(map[gvr]*Store, len(cfg.Stores)),
 		byGR:      make(map[schema.GroupResource]*Store, len(cfg.Stores)),
 		strict:    json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Strict: true}),
@@ -104,6 +111,9 @@ func New(cfg Config) *Handler {
 	}
 	if h.clock == nil {
 		h.clock = clock.RealClock{}
+	}
+	if h.rand == nil {
+		h.rand = rand.IntN
 	}
 	for _, st := range cfg.Stores {
 		h.stores[gvr{st.GroupVersion.Group, st.GroupVersion.Version, st.Name}] = st

@@ -1,10 +1,10 @@
 package handler
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -63,8 +63,9 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 		writeError(w, r, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created"))
 		return
 	}
-	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(m.GetGenerateName() + generateNameSuffix(rand.IntN))
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	if generated {
+		m.SetName(h.generateName(m.GetGenerateName()))
 	}
 	if m.GetUID() == "" {
 		m.SetUID(uuid.NewUUID())
@@ -80,28 +81,90 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 		writeError(w, r, err)
 		return
 	}
+	// A generated name that is taken gets another, as upstream does, up to
+	// maxNameGenerationAttempts tries; each try starts again from the
+	// admitted object.
+	var admitted runtime.Object
+	if generated {
+		admitted = obj.DeepCopyObject()
+	}
+	for attempt := 1; ; attempt++ {
+		if generated && attempt > 1 {
+			obj = admitted.DeepCopyObject()
+			m = metaOf(obj)
+			m.SetName(h.generateName(m.GetGenerateName()))
+			a.Name, a.Object = m.GetName(), obj
+		}
+		out, err := h.createOnce(ctx, st, a, obj, dry)
+		if apierrors.IsAlreadyExists(err) && generated && attempt < maxNameGenerationAttempts {
+			continue
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		h.respond(w, r, st, http.StatusCreated, out)
+		return
+	}
+}
+
+// maxNameGenerationAttempts is how many generated names a create tries
+// before giving up, as upstream: enough for about a million objects per
+// prefix with a 0.1% chance of a client seeing a conflict.
+const maxNameGenerationAttempts = 8
+
+// createOnce runs the resource's create rules and validating admission on
+// obj and stores it, returning the stored object.
+func (h *Handler) createOnce(ctx context.Context, st *Store, a *admission.Attributes, obj runtime.Object, dry bool) (runtime.Object, error) {
+	m := metaOf(obj)
 	st.Strategy.PrepareForCreate(ctx, obj)
 	errs := st.validateMeta(obj)
 	errs = append(errs, st.Strategy.Validate(ctx, obj)...)
 	if len(errs) > 0 {
-		writeError(w, r, invalid(st, m.GetName(), errs))
-		return
+		return nil, invalid(st, m.GetName(), errs)
 	}
 	if err := h.admission.Validate(ctx, a); err != nil {
-		writeError(w, r, err)
-		return
+		return nil, err
 	}
 	if dry {
-		h.respond(w, r, st, http.StatusCreated, obj)
-		return
+		return obj, nil
 	}
 	// The stored object is decoded back into obj: one decode fewer on the
 	// hottest path.
-	if err := st.Storage.Create(ctx, st.Key(m.GetNamespace(), m.GetName()), obj, obj); err != nil {
-		writeError(w, r, storageError(err, st.groupResource(), m.GetName()))
-		return
+	key := st.Key(m.GetNamespace(), m.GetName())
+	err := st.Storage.Create(ctx, key, obj, obj)
+	if err == nil {
+		return obj, nil
 	}
-	h.respond(w, r, st, http.StatusCreated, obj)
+	err = storageError(err, st.groupResource(), m.GetName())
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	if m.GetGenerateName() != "" {
+		// The server picked the name, so the conflict is not the
+		// client's: say so, and suggest a retry.
+		err = apierrors.NewGenerateNameConflict(st.groupResource(), m.GetName(), 1)
+	}
+	// A name still held by an object on its way out is worth a retry
+	// later; upstream says why.
+	existing := st.New()
+	if st.Storage.Get(ctx, key, existing) == nil && metaOf(existing).GetDeletionTimestamp() != nil {
+		var se *apierrors.StatusError
+		if errors.As(err, &se) {
+			se.ErrStatus.Message = "object is being deleted: " + se.ErrStatus.Message
+		}
+	}
+	return nil, err
+}
+
+// generateName appends upstream's 5 random characters to a generateName
+// prefix, cut so that the name stays within 63 characters.
+func (h *Handler) generateName(prefix string) string {
+	const maxPrefix = 63 - 5
+	if len(prefix) > maxPrefix {
+		prefix = prefix[:maxPrefix]
+	}
+	return prefix + generateNameSuffix(h.rand)
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
