@@ -2,19 +2,16 @@
 package scale
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/resource"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/scale"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
@@ -27,103 +24,106 @@ type Options struct {
 	CurrentReplicas int
 	ResourceVersion string
 	All             bool
+	// Timeout, when set, waits until the status has the new size.
+	Timeout    time.Duration
+	PrintFlags *genericclioptions.PrintFlags
 
 	streams genericiooptions.IOStreams
 }
 
 // NewCmd returns `scale`.
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{streams: streams}
+	o := &Options{streams: streams, PrintFlags: genericclioptions.NewPrintFlags("scaled").WithTypeSetter(scheme.Scheme)}
 	cmd := &cobra.Command{
-		Use:   "scale [--current-replicas=count] --replicas=COUNT (-f FILENAME | TYPE NAME)",
-		Short: "Set a new size for a deployment, replica set or stateful set",
+		Use: "scale [--resource-version=version] [--current-replicas=count] --replicas=COUNT (-f FILENAME | TYPE NAME)",
+		// kube-lite serves the scale subresource of these two kinds.
+		Short: "Set a new size for a deployment or replica set",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.Run(cmd.Context(), f, args)
+			dry, err := cmdutil.GetDryRunStrategy(cmd)
+			if err != nil {
+				return err
+			}
+			return o.Run(f, args, dry)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&o.Replicas, "replicas", -1, "The new desired number of replicas (required)")
-	fl.IntVar(&o.CurrentReplicas, "current-replicas", -1, "Only scale if the current size is this")
+	fl.IntVar(&o.Replicas, "replicas", 0, "The new desired number of replicas (required)")
+	_ = cmd.MarkFlagRequired("replicas")
+	fl.IntVar(&o.CurrentReplicas, "current-replicas", -1, "Only scale if the current size is this; -1 (default) for no condition")
 	fl.StringVar(&o.ResourceVersion, "resource-version", "", "Only scale if the resource version matches")
 	o.AddFlags(cmd, "Files identifying the resources to scale", false)
 	fl.BoolVar(&o.All, "all", false, "Scale all resources of the given types in the namespace")
+	cmdutil.AddDryRunFlag(cmd)
+	fl.DurationVar(&o.Timeout, "timeout", 0, "How long to wait for the new size to be reached; 0 does not wait")
+	o.PrintFlags.AddFlags(cmd)
 	return cmd
 }
 
-// Run patches the scale subresource of each selected object.
-func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) error {
+// Run scales each selected object with kubectl's scaler: preconditions
+// checked on the scale subresource, conflicts retried, and with --timeout
+// a wait for the new size.
+func (o *Options) Run(f cmdutil.Factory, args []string, dry cmdutil.DryRunStrategy) error {
 	if o.Replicas < 0 {
-		return fmt.Errorf("the --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0")
+		return fmt.Errorf("The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0") //nolint:staticcheck // kubectl's wording
+	}
+	cmdutil.PrintFlagsWithDryRunStrategy(o.PrintFlags, dry)
+	printer, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return err
 	}
 	b, _, err := o.Builder(f)
 	if err != nil {
 		return err
 	}
-	infos, err := b.
+	// Like kubectl, the objects that were found are scaled even when
+	// others are missing; the missing ones are reported at the end.
+	infos, infoErr := b.
 		SelectAllParam(o.All).
 		ResourceTypeOrNameArgs(o.All, args...).
 		Flatten().
 		Do().Infos()
-	if err != nil {
-		return err
+	if o.ResourceVersion != "" && len(infos) > 1 {
+		return fmt.Errorf("cannot use --resource-version with multiple resources")
 	}
 	if len(infos) == 0 {
+		if infoErr != nil {
+			return infoErr
+		}
 		return fmt.Errorf("no objects passed to scale")
 	}
-	dyn, err := f.DynamicClient()
+	scalesGetter, err := cmdutil.ScaleClientFn(f)
 	if err != nil {
 		return err
+	}
+	scaler := scale.NewScaler(scalesGetter)
+	var precondition *scale.ScalePrecondition
+	if o.CurrentReplicas != -1 || o.ResourceVersion != "" {
+		precondition = &scale.ScalePrecondition{Size: o.CurrentReplicas, ResourceVersion: o.ResourceVersion}
+	}
+	retry := scale.NewRetryParams(time.Second, 5*time.Minute)
+	var waitForReplicas *scale.RetryParams
+	if o.Timeout != 0 && dry == cmdutil.DryRunNone {
+		waitForReplicas = scale.NewRetryParams(time.Second, o.Timeout)
 	}
 	for _, info := range infos {
-		if err := o.scaleOne(ctx, dyn, info); err != nil {
+		size := int64(o.Replicas)
+		if dry != cmdutil.DryRunClient {
+			actual := new(int32)
+			if err := scaler.Scale(info.Namespace, info.Name, uint(o.Replicas), actual, precondition, retry, waitForReplicas,
+				info.Mapping.Resource, dry == cmdutil.DryRunServer); err != nil {
+				return err
+			}
+			size = int64(*actual)
+		}
+		// -o shows the object with its new size, as the scale answered.
+		if u, ok := info.Object.(*unstructured.Unstructured); ok {
+			if err := unstructured.SetNestedField(u.Object, size, "spec", "replicas"); err != nil {
+				return err
+			}
+		}
+		if err := printer.PrintObj(info.Object, o.streams.Out); err != nil {
 			return err
 		}
-		gk := info.Mapping.GroupVersionKind.GroupKind()
-		fmt.Fprintf(o.streams.Out, "%s/%s scaled\n", strings.ToLower(gk.String()), info.Name)
 	}
-	return nil
-}
-
-func (o *Options) scaleOne(ctx context.Context, dyn dynamic.Interface, info *resource.Info) error {
-	var ri dynamic.ResourceInterface = dyn.Resource(info.Mapping.Resource)
-	if info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = dyn.Resource(info.Mapping.Resource).Namespace(info.Namespace)
-	}
-	if o.CurrentReplicas >= 0 || o.ResourceVersion != "" {
-		cur, err := ri.Get(ctx, info.Name, metav1.GetOptions{}, "scale")
-		if err != nil {
-			return err
-		}
-		if o.ResourceVersion != "" && cur.GetResourceVersion() != o.ResourceVersion {
-			return fmt.Errorf("expected resource version %s, found %s", o.ResourceVersion, cur.GetResourceVersion())
-		}
-		replicas, _, _ := unstructuredInt(cur.Object, "spec", "replicas")
-		if o.CurrentReplicas >= 0 && replicas != int64(o.CurrentReplicas) {
-			return fmt.Errorf("expected replicas to be %d, was %d", o.CurrentReplicas, replicas)
-		}
-	}
-	patch, err := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"replicas": o.Replicas}})
-	if err != nil {
-		return err
-	}
-	_, err = ri.Patch(ctx, info.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
-	return err
-}
-
-func unstructuredInt(obj map[string]interface{}, path ...string) (int64, bool, error) {
-	var cur interface{} = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]interface{})
-		if !ok {
-			return 0, false, nil
-		}
-		cur = m[p]
-	}
-	switch v := cur.(type) {
-	case int64:
-		return v, true, nil
-	case float64:
-		return int64(v), true, nil
-	}
-	return 0, false, nil
+	return infoErr
 }

@@ -301,18 +301,25 @@ func TestScale(t *testing.T) {
 		args         []string
 		code         int
 		want         string
+		errPrefix    string
 		wantReplicas int32
 	}{
-		{"scale up", []string{"deployment/web", "--replicas=3"}, 0, "deployment.apps/web scaled\n", 3},
-		{"matching --current-replicas", []string{"deployment", "web", "--replicas=2", "--current-replicas=3"}, 0, "deployment.apps/web scaled\n", 2},
-		{"wrong --current-replicas", []string{"deployment", "web", "--replicas=5", "--current-replicas=7"}, 1, "", 2},
-		{"missing --replicas", []string{"deployment", "web"}, 1, "", 2},
+		{"scale up", []string{"deployment/web", "--replicas=3"}, 0, "deployment.apps/web scaled\n", "", 3},
+		{"matching --current-replicas", []string{"deployment", "web", "--replicas=2", "--current-replicas=3"}, 0, "deployment.apps/web scaled\n", "", 2},
+		{"wrong --current-replicas", []string{"deployment", "web", "--replicas=5", "--current-replicas=7"}, 1, "", "error: Expected replicas to be 7, was 2\n", 2},
+		{"wrong --resource-version", []string{"deployment", "web", "--replicas=5", "--resource-version=1"}, 1, "", "error: Expected resource version to be 1, was ", 2},
+		{"missing --replicas", []string{"deployment", "web"}, 1, "", "error: required flag(s) \"replicas\" not set\n", 2},
+		{"-o name", []string{"deployment/web", "--replicas=4", "-o", "name"}, 0, "deployment.apps/web\n", "", 4},
+		{"client dry run", []string{"deployment/web", "--replicas=1", "--dry-run=client"}, 0, "deployment.apps/web scaled (dry run)\n", "", 4},
+		{"server dry run prints the new size", []string{"deployment/web", "--replicas=6", "--dry-run=server", "-o", "jsonpath={.spec.replicas}"}, 0, "6", "", 4},
+		// No controller updates the status here: the wait runs out.
+		{"--timeout waits for the status", []string{"deployment/web", "--replicas=5", "--timeout=1s"}, 1, "", "error: timed out waiting for \"web\" to be synced\n", 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := kubectl(t, append([]string{"scale", "-n", ns}, tt.args...)...)
-			if r.code != tt.code || r.out != tt.want {
-				t.Fatalf("%s\nwant exit %d stdout %q", r, tt.code, tt.want)
+			if r.code != tt.code || r.out != tt.want || !strings.HasPrefix(r.err, tt.errPrefix) || (tt.errPrefix == "") != (r.err == "") {
+				t.Fatalf("%s\nwant exit %d stdout %q stderr %q...", r, tt.code, tt.want, tt.errPrefix)
 			}
 			if tt.code != 0 && len(lines(r.err)) != 1 {
 				t.Errorf("stderr %q, want one line", r.err)
