@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -21,10 +23,7 @@ import (
 // refuses them (400), Warn (the default) answers with Warning headers,
 // Ignore drops them silently.
 func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store, body []byte, mediaType string) (runtime.Object, error) {
-	mode, err := fieldValidation(r)
-	if err != nil {
-		return nil, err
-	}
+	mode := fieldValidation(r)
 	gvk := st.GroupVersionKind()
 	var dec runtime.Decoder = h.strict
 	if mediaType == protobufType {
@@ -86,30 +85,57 @@ func bodySummary(body []byte) string {
 	return hex.EncodeToString(head) + more
 }
 
-func fieldValidation(r *http.Request) (string, error) {
-	switch v := r.URL.Query().Get("fieldValidation"); v {
-	case "":
-		return "Warn", nil
-	case "Strict", "Warn", "Ignore":
-		return v, nil
-	default:
-		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Strict, Warn or Ignore, not %q", v))
+// fieldValidation is the request's unknown-field handling; writeOptions has
+// checked the value already.
+func fieldValidation(r *http.Request) string {
+	if v := r.URL.Query().Get("fieldValidation"); v != "" {
+		return v
 	}
+	return metav1.FieldValidationWarn
 }
 
 func addWarning(w http.ResponseWriter, msg string) {
 	w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
 }
 
-// dryRun reports whether the request asks for dryRun=All (400 for others).
-func dryRun(r *http.Request) (bool, error) {
-	vals := r.URL.Query()["dryRun"]
-	for _, v := range vals {
-		if v != "All" {
-			return false, apierrors.NewBadRequest(fmt.Sprintf("unsupported dryRun value %q: only All is supported", v))
+// writeOptions reads the query options of a create (POST), update (PUT) or
+// patch of media type mt and reports whether it is a dry run. Bad values
+// are a 422 naming the options kind, as upstream's
+// `CreateOptions.meta.k8s.io "" is invalid: ...`.
+func writeOptions(r *http.Request, mt string) (bool, error) {
+	q := r.URL.Query()
+	var kind string
+	var dry []string
+	var errs field.ErrorList
+	switch r.Method {
+	case http.MethodPost:
+		opts := &metav1.CreateOptions{}
+		if err := metav1.Convert_url_Values_To_v1_CreateOptions(&q, opts, nil); err != nil {
+			return false, apierrors.NewBadRequest(err.Error())
 		}
+		kind, dry, errs = "CreateOptions", opts.DryRun, metav1validation.ValidateCreateOptions(opts)
+	case http.MethodPatch:
+		opts := &metav1.PatchOptions{}
+		if err := metav1.Convert_url_Values_To_v1_PatchOptions(&q, opts, nil); err != nil {
+			return false, apierrors.NewBadRequest(err.Error())
+		}
+		kind, dry, errs = "PatchOptions", opts.DryRun, metav1validation.ValidatePatchOptions(opts, types.PatchType(mt))
+	default:
+		opts := &metav1.UpdateOptions{}
+		if err := metav1.Convert_url_Values_To_v1_UpdateOptions(&q, opts, nil); err != nil {
+			return false, apierrors.NewBadRequest(err.Error())
+		}
+		kind, dry, errs = "UpdateOptions", opts.DryRun, metav1validation.ValidateUpdateOptions(opts)
 	}
-	return len(vals) > 0, nil
+	if len(errs) > 0 {
+		return false, optionsInvalid(kind, errs)
+	}
+	return len(dry) > 0, nil
+}
+
+// optionsInvalid is upstream's 422 for bad request options.
+func optionsInvalid(kind string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
 }
 
 // validateName checks a name as the resource requires.

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -18,7 +18,9 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
-// deleteOptions reads DeleteOptions from the body and the query.
+// deleteOptions reads DeleteOptions from the body or, when there is no
+// body, from the query: as upstream, a body wins and the query is then not
+// read at all.
 func (h *Handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 	opts := &metav1.DeleteOptions{}
 	body, mt, err := readBody(r, objectTypes)
@@ -35,48 +37,20 @@ func (h *Handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, e
 		if err != nil {
 			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
 		}
-	}
-	q := r.URL.Query()
-	if s := q.Get("gracePeriodSeconds"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", s))
+	} else {
+		q := r.URL.Query()
+		if err := metav1.Convert_url_Values_To_v1_DeleteOptions(&q, opts, nil); err != nil {
+			return nil, false, apierrors.NewBadRequest(err.Error())
 		}
-		opts.GracePeriodSeconds = &n
 	}
-	if s := q.Get("propagationPolicy"); s != "" {
-		p := metav1.DeletionPropagation(s)
-		opts.PropagationPolicy = &p
-	}
-	if s := q.Get("orphanDependents"); s != "" {
-		b := isTrue(s)
-		opts.OrphanDependents = &b
-	}
-	dry, err := dryRun(r)
-	if err != nil {
-		return nil, false, err
-	}
-	if len(opts.DryRun) > 0 {
-		if len(opts.DryRun) != 1 || opts.DryRun[0] != "All" {
-			return nil, false, apierrors.NewBadRequest("unsupported dryRun value: only All is supported")
-		}
-		dry = true
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, false, optionsInvalid("DeleteOptions", errs)
 	}
 	if g := opts.GracePeriodSeconds; g != nil && *g < 0 {
 		zero := int64(0) // upstream treats a negative grace period as "now"
 		opts.GracePeriodSeconds = &zero
 	}
-	if p := opts.PropagationPolicy; p != nil {
-		switch *p {
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
-		default:
-			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy %q is not one of Background, Foreground, Orphan", *p))
-		}
-		if opts.OrphanDependents != nil {
-			return nil, false, apierrors.NewBadRequest("orphanDependents and propagationPolicy may not both be set")
-		}
-	}
-	return opts, dry, nil
+	return opts, len(opts.DryRun) > 0, nil
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {

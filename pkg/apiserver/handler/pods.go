@@ -19,6 +19,11 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 		writeError(w, r, err)
 		return
 	}
+	dry, err := writeOptions(r, mt)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	binding := &corev1.Binding{}
 	gvk := corev1.SchemeGroupVersion.WithKind("Binding")
 	var dec runtime.Decoder = h.json
@@ -38,12 +43,8 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 			field.Required(field.NewPath("target", "name"), "a binding must name a Node")}))
 		return
 	}
-	if dry, err := dryRun(r); err != nil || dry {
-		if err == nil {
-			writeStatus(w, http.StatusCreated)
-			return
-		}
-		writeError(w, r, err)
+	if dry {
+		writeStatus(w, http.StatusCreated)
 		return
 	}
 	gr := st.groupResource()

@@ -45,16 +45,16 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		writeError(w, r, methodNotAllowed(r))
 		return
 	}
-	dry, err := dryRun(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	accepted := objectTypes
 	if r.Method == http.MethodPatch {
 		accepted = patchTypes
 	}
 	body, mt, err := readBody(r, accepted)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	dry, err := writeOptions(r, mt)
 	if err != nil {
 		writeError(w, r, err)
 		return

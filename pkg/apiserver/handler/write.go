@@ -189,11 +189,11 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 
 // readObject reads dryRun and decodes the body of a create or update.
 func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) (runtime.Object, bool, error) {
-	dry, err := dryRun(r)
+	body, mt, err := readBody(r, objectTypes)
 	if err != nil {
 		return nil, false, err
 	}
-	body, mt, err := readBody(r, objectTypes)
+	dry, err := writeOptions(r, mt)
 	if err != nil {
 		return nil, false, err
 	}
@@ -289,12 +289,12 @@ func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cu
 }
 
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
-	dry, err := dryRun(r)
+	patch, mt, err := readBody(r, patchTypes)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	patch, mt, err := readBody(r, patchTypes)
+	dry, err := writeOptions(r, mt)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -162,6 +162,27 @@ func TestDeletion(t *testing.T) {
 		}
 	})
 
+	t.Run("a body's DeleteOptions win over the query", func(t *testing.T) {
+		raw := newRaw(t, s)
+		for _, name := range []string{"body-wins-dry", "body-wins-policy"} {
+			if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Upstream reads the query only when there is no body: the dry run
+		// and the bad policy below are not looked at.
+		body := []byte(`{"kind":"DeleteOptions","apiVersion":"v1"}`)
+		for _, q := range []string{"body-wins-dry?dryRun=All", "body-wins-policy?propagationPolicy=Sometimes"} {
+			if r := raw.do(t, "DELETE", "/api/v1/namespaces/default/configmaps/"+q, "application/json", body); r.code != 200 {
+				t.Fatalf("DELETE %s with a body = %d %s, want 200", q, r.code, r.body)
+			}
+			name, _, _ := strings.Cut(q, "?")
+			if _, err := cms.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("after DELETE %s with a body, get = %v, want NotFound", q, err)
+			}
+		}
+	})
+
 	t.Run("dryRun=All delete keeps the object", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry-delete"}}
 		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {

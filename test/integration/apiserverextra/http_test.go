@@ -10,6 +10,7 @@ import (
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
@@ -87,6 +88,59 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("Accept: text/html = %d %q, want 406 %q", r.code, st.Message, upstreamMessages["unknown Accept"])
 		}
 	})
+}
+
+// TestBadRequestOptions: a bad dryRun, fieldValidation, fieldManager or
+// propagationPolicy is a 422 naming the options kind, worded as upstream.
+func TestBadRequestOptions(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	raw := newRaw(t, s)
+	if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		cms = "/api/v1/namespaces/default/configmaps"
+		cm  = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`
+	)
+	cases := []struct {
+		name, method, path, contentType, body string
+		want                                  string
+	}{
+		{"create fieldValidation", http.MethodPost, cms + "?fieldValidation=Loose", "application/json", cm,
+			`CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"`},
+		{"create dryRun", http.MethodPost, cms + "?dryRun=Yes", "application/json", cm,
+			`CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Yes"]: supported values: "All"`},
+		{"create fieldManager", http.MethodPost, cms + "?fieldManager=" + strings.Repeat("m", 129), "application/json", cm,
+			`CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes`},
+		{"update fieldValidation", http.MethodPut, cms + "/x?fieldValidation=Loose", "application/json", cm,
+			`UpdateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"`},
+		{"patch dryRun", http.MethodPatch, cms + "/x?dryRun=Yes", "application/merge-patch+json", `{}`,
+			`PatchOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Yes"]: supported values: "All"`},
+		{"patch force", http.MethodPatch, cms + "/x?force=true", "application/merge-patch+json", `{}`,
+			`PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`},
+		{"delete dryRun", http.MethodDelete, cms + "/x?dryRun=Yes", "", "",
+			`DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Yes"]: supported values: "All"`},
+		{"delete propagationPolicy", http.MethodDelete, cms + "/x?propagationPolicy=Sometimes", "", "",
+			`DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sometimes": supported values: "Foreground", "Background", "Orphan", "nil"`},
+		{"delete body orphan and policy", http.MethodDelete, cms + "/x", "application/json", `{"orphanDependents":true,"propagationPolicy":"Orphan"}`,
+			`DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := raw.do(t, tc.method, tc.path, tc.contentType, []byte(tc.body))
+			st := r.status(t)
+			if r.code != http.StatusUnprocessableEntity || st.Reason != metav1.StatusReasonInvalid || st.Message != tc.want {
+				t.Fatalf("%s = %d %s %q, want 422 Invalid %q", tc.name, r.code, st.Reason, st.Message, tc.want)
+			}
+			if st.Details == nil || st.Details.Group != "meta.k8s.io" || len(st.Details.Causes) == 0 {
+				t.Errorf("details = %+v, want group meta.k8s.io with causes", st.Details)
+			}
+		})
+	}
+	if _, err := s.Client.CoreV1().ConfigMaps("default").Get(ctx, "x", metav1.GetOptions{}); err != nil {
+		t.Errorf("a refused delete removed the object: %v", err)
+	}
 }
 
 func TestTablesAndDiscovery(t *testing.T) {
