@@ -483,13 +483,33 @@ func validateTemplateUpdate(newJ, oldJ *batchv1.Job, fldPath *field.Path) field.
 		t.Labels, t.Annotations = old.Labels, old.Annotations
 		t.Spec.NodeSelector = old.Spec.NodeSelector
 		t.Spec.Tolerations = old.Spec.Tolerations
-		t.Spec.Affinity = old.Spec.Affinity
+		t.Spec.Affinity = withNodeAffinityOf(old.Spec.Affinity, t.Spec.Affinity)
 		t.Spec.SchedulingGates = old.Spec.SchedulingGates
 	}
 	if !apiequality.Semantic.DeepEqual(t, old) {
 		return field.ErrorList{field.Invalid(fldPath, newJ.Spec.Template, "field is immutable")}
 	}
 	return nil
+}
+
+// withNodeAffinityOf returns cur's affinity carrying old's node affinity,
+// so that comparing it with old ignores node affinity alone: only where a
+// job's pods may run is a scheduling directive; pod (anti-)affinity stays
+// fixed, as upstream.
+func withNodeAffinityOf(old, cur *corev1.Affinity) *corev1.Affinity {
+	var node *corev1.NodeAffinity
+	if old != nil {
+		node = old.NodeAffinity
+	}
+	out := &corev1.Affinity{}
+	if cur != nil {
+		out = cur.DeepCopy()
+	}
+	out.NodeAffinity = node
+	if old == nil && out.PodAffinity == nil && out.PodAntiAffinity == nil {
+		return nil
+	}
+	return out
 }
 
 func validateStatus(status *batchv1.JobStatus, fldPath *field.Path) field.ErrorList {

@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
@@ -216,5 +217,42 @@ func assertErrors(t *testing.T, errs field.ErrorList, want []string) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSchedulingDirectivesOfSuspendedJob: a suspended job that never
+// started may change where its pods run (node selector, tolerations, node
+// affinity, labels), not how they place against other pods.
+func TestSchedulingDirectivesOfSuspendedJob(t *testing.T) {
+	nodeAffinity := &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}
+	podAffinity := &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+		{TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}}
+	stored := created(t, newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }))
+	withNode := stored.DeepCopy()
+	withNode.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity}
+	tests := []struct {
+		name   string
+		old    *batchv1.Job
+		mutate func(*batchv1.Job)
+		want   []string
+	}{
+		{name: "add node affinity", old: stored, mutate: func(j *batchv1.Job) {
+			j.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity}
+		}},
+		{name: "clear node affinity", old: withNode, mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.Affinity = nil }},
+		{name: "add pod affinity", old: stored, mutate: func(j *batchv1.Job) {
+			j.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAffinity: podAffinity}
+		}, want: []string{"spec.template"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := resource()
+			obj := tt.old.DeepCopy()
+			tt.mutate(obj)
+			r.Strategy.PrepareForUpdate(context.Background(), obj, tt.old)
+			assertFields(t, r.Strategy.ValidateUpdate(context.Background(), obj, tt.old), tt.want)
+		})
 	}
 }
