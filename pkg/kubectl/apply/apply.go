@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
+	kubectlcreate "k8s.io/kubectl/pkg/cmd/create"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/validate"
@@ -98,6 +99,23 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	}
 	addCommonFlags(cmd, o, "create")
 	cmd.Flags().BoolVar(&o.SaveConfig, "save-config", false, "Record the configuration in the last-applied annotation, for later applies")
+	// kubectl's generators (`create deployment web --image=...`, usually
+	// with --dry-run=client -o yaml to write a manifest), for the kinds
+	// kube-lite serves.
+	cmd.AddCommand(
+		kubectlcreate.NewCmdCreateNamespace(f, streams),
+		kubectlcreate.NewCmdCreateQuota(f, streams),
+		kubectlcreate.NewCmdCreateSecret(f, streams),
+		kubectlcreate.NewCmdCreateConfigMap(f, streams),
+		kubectlcreate.NewCmdCreateServiceAccount(f, streams),
+		kubectlcreate.NewCmdCreateService(f, streams),
+		kubectlcreate.NewCmdCreateDeployment(f, streams),
+		kubectlcreate.NewCmdCreateJob(f, streams),
+		kubectlcreate.NewCmdCreateRole(f, streams),
+		kubectlcreate.NewCmdCreateRoleBinding(f, streams),
+		kubectlcreate.NewCmdCreateClusterRole(f, streams),
+		kubectlcreate.NewCmdCreateClusterRoleBinding(f, streams),
+	)
 	return cmd
 }
 

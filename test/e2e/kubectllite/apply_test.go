@@ -361,3 +361,48 @@ func TestApplyWarnsOfAMissingAnnotation(t *testing.T) {
 		t.Fatalf("after create --save-config: %s", r)
 	}
 }
+
+// kubectl's generators: `create deployment ... --dry-run=client -o yaml`
+// writes a manifest without the server, and without --dry-run creates.
+func TestCreateGenerators(t *testing.T) {
+	ns := namespace(t)
+	r := mustSucceed(t, "create", "deployment", "web", "--image=busybox:1", "-n", ns, "--dry-run=client", "-o", "yaml")
+	want := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  labels:
+    app: web
+  name: web
+  namespace: ` + ns + `
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  strategy: {}
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - image: busybox:1
+        name: busybox
+        resources: {}
+status: {}
+`
+	if r.out != want {
+		t.Fatalf("create deployment --dry-run=client -o yaml:\n%s\nwant:\n%s", r.out, want)
+	}
+	if r := mustSucceed(t, "create", "configmap", "settings", "--from-literal=mode=fast", "-n", ns); r.out != "configmap/settings created\n" {
+		t.Fatalf("stdout %q", r.out)
+	}
+	cm, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "settings", metav1.GetOptions{})
+	if err != nil || cm.Data["mode"] != "fast" {
+		t.Fatalf("configmap %v (%v)", cm.Data, err)
+	}
+	r = kubectl(t, "create", "deployment", "web", "-n", ns)
+	if r.code != 1 || r.err != "error: required flag(s) \"image\" not set\n" {
+		t.Fatalf("%s", r)
+	}
+}
