@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	crifake "github.com/kube-lite/kube-lite/pkg/kubelet/cri/fake"
+	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 )
 
 // hangingPull pulls like an unresponsive registry: until the caller gives up.
@@ -82,5 +84,36 @@ func TestAPodPullingItsImageShowsItAndCanBeDeleted(t *testing.T) {
 	events := strings.Join(drainEvents(rec), "\n")
 	if strings.Contains(events, "Failed") || strings.Contains(events, "BackOff") {
 		t.Fatalf("the interrupted pull was reported as a failure:\n%s", events)
+	}
+}
+
+// countingProbes succeeds and counts its runs.
+type countingProbes struct{ runs atomic.Int32 }
+
+func (p *countingProbes) Run(context.Context, prober.Target, *v1.Probe) (prober.Result, string) {
+	p.runs.Add(1)
+	return prober.Success, ""
+}
+
+// Each sync runs under its own context, cancelled when it ends (or when the
+// pod is deleted); the probes it starts must go on after it.
+func TestProbesOutliveTheSyncThatStartedThem(t *testing.T) {
+	probes := &countingProbes{}
+	h := newHarness(t, func(d *Deps) { d.Prober = probes })
+	pod := testPod("probed", func(p *v1.Pod) {
+		p.Spec.Containers[0].ReadinessProbe = &v1.Probe{PeriodSeconds: 1}
+	})
+	defer h.kl.probes.RemovePod(pod.UID)
+	h.add(pod)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.kl.syncPod(ctx, string(pod.UID))
+	cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for probes.runs.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the readiness probe ran %d times, then stopped with the sync", probes.runs.Load())
+		}
+		h.clock.Step(time.Second)
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -331,6 +331,17 @@ func (kl *Kubelet) podDeleted(obj any) {
 	kl.wake(pod.UID)
 }
 
+// lifetime is the context of the kubelet's run, for work that outlives the
+// sync starting it.
+func (kl *Kubelet) lifetime() context.Context {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	if kl.runCtx == nil {
+		return context.Background()
+	}
+	return kl.runCtx
+}
+
 // wake resyncs a pod now, e.g. when its containers changed state.
 func (kl *Kubelet) wake(uid types.UID) {
 	kl.mu.Lock()

@@ -266,7 +266,9 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	for _, c := range rp.running() {
 		running = append(running, prober.Running{Name: c.Metadata.GetName(), ID: c.Id, StartedAt: time.Unix(0, c.StartedAt)})
 	}
-	kl.probes.Sync(ctx, pod, podIP, running)
+	// Probe workers outlive this sync (which an interrupt may cancel): they
+	// run until the kubelet stops or the pod's containers go.
+	kl.probes.Sync(kl.lifetime(), pod, podIP, running)
 	s := publish(rp)
 	kl.finishIfTerminal(ctx, st, pod, s, rp)
 	return retry
