@@ -3,12 +3,15 @@
 package main
 
 import (
-	"os"
-
 	"k8s.io/component-base/cli"
 	"k8s.io/kubectl/pkg/cmd"
+	"k8s.io/kubectl/pkg/cmd/util"
 )
 
+// main is kubectl's own: errors are printed the way kubectl prints them
+// ("error: ..."), not by component-base's generic runner.
 func main() {
-	os.Exit(cli.Run(cmd.NewDefaultKubectlCommand()))
+	if err := cli.RunNoErrOutput(cmd.NewDefaultKubectlCommand()); err != nil {
+		util.CheckErr(err)
+	}
 }
