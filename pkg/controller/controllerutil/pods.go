@@ -73,3 +73,54 @@ func NewControllerRef(owner metav1.Object, apiVersion, kind string) metav1.Owner
 		BlockOwnerDeletion: &t,
 	}
 }
+
+func phaseRank(p corev1.PodPhase) int {
+	switch p {
+	case corev1.PodPending:
+		return 0
+	case corev1.PodUnknown:
+		return 1
+	case corev1.PodRunning:
+		return 2
+	}
+	return 3
+}
+
+func restarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, s := range p.Status.ContainerStatuses {
+		n = max(n, s.RestartCount)
+	}
+	return n
+}
+
+// LessUseful orders active pods as upstream's controllers pick which to
+// delete (controller.ActivePods): unscheduled, pending, not ready, ready
+// for less time, restarted more, newer go first, so the pods furthest
+// along are kept.
+func LessUseful(a, b *corev1.Pod) bool {
+	// Unscheduled before scheduled.
+	if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
+		return a.Spec.NodeName == ""
+	}
+	if ra, rb := phaseRank(a.Status.Phase), phaseRank(b.Status.Phase); ra != rb {
+		return ra < rb
+	}
+	if ia, ib := IsPodReady(a), IsPodReady(b); ia != ib {
+		return !ia
+	}
+	// Ready for less time first.
+	if IsPodReady(a) {
+		ta, tb := PodReadyCondition(a).LastTransitionTime, PodReadyCondition(b).LastTransitionTime
+		if !ta.Equal(&tb) {
+			return tb.Before(&ta)
+		}
+	}
+	if ra, rb := restarts(a), restarts(b); ra != rb {
+		return ra > rb
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return b.CreationTimestamp.Before(&a.CreationTimestamp)
+	}
+	return a.Name > b.Name
+}

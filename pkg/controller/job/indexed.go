@@ -9,6 +9,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 )
 
 // withCompletionIndex gives an Indexed Job's pod what upstream does: the
@@ -128,6 +130,32 @@ func pendingIndexes(completions int, done map[int]bool, active []*corev1.Pod) []
 		}
 	}
 	return out
+}
+
+// strayPods are the active pods of an Indexed Job to delete whatever the
+// count, as upstream does: those without an index in range (the Job was
+// shrunk below it, or the annotation is mangled), and for an index run by
+// more than one pod all but the most useful. Without this a shrunk Job
+// deleted in-range pods and kept out-of-range ones, whose places then held
+// back the pods of the indexes it still needed.
+func strayPods(active []*corev1.Pod, completions int) []*corev1.Pod {
+	var stray []*corev1.Pod
+	kept := map[int]*corev1.Pod{}
+	for _, p := range active {
+		i := podIndex(p, completions)
+		switch prev, dup := kept[i]; {
+		case i < 0:
+			stray = append(stray, p)
+		case !dup:
+			kept[i] = p
+		case controllerutil.LessUseful(prev, p):
+			stray = append(stray, prev)
+			kept[i] = p
+		default:
+			stray = append(stray, p)
+		}
+	}
+	return stray
 }
 
 func union(a, b map[int]bool) map[int]bool {

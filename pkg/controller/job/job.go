@@ -381,10 +381,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		var delta int
 		var todo []int
+		var stray []*corev1.Pod
 		var last map[int]*corev1.Pod
 		if indexed {
 			// A failed index gets no more pods.
 			todo = pendingIndexes(int(*job.Spec.Completions), union(done, failedIdx), holding)
+			stray = strayPods(active, int(*job.Spec.Completions))
 		}
 		if perIndex {
 			last = lastFailures(job, int(*job.Spec.Completions), pods)
@@ -393,7 +395,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				c.queue.AddAfter(key, wait)
 			}
 		}
-		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, last)
+		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, stray, last)
 		activeCount += delta
 	}
 	if failReason != "" || complete {
@@ -467,10 +469,33 @@ func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg
 // how much the active count changed, as status reports it right away.
 // Terminating pods that are not to be replaced yet hold a place each. For
 // an Indexed Job, todo are the indexes still without a pod, lowest first,
-// and replaced the failed pods their new pods take failure counts from.
-func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int, replaced map[int]*corev1.Pod) (int, error) {
+// stray the active pods to delete in any case, and replaced the failed
+// pods their new pods take failure counts from.
+func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int, stray []*corev1.Pod, replaced map[int]*corev1.Pod) (int, error) {
 	diff := len(active) - want
 	switch {
+	case diff > 0 || len(stray) > 0:
+		// Upstream only deletes in such a sync: the pods to create are
+		// counted once the strays are gone.
+		victims := slices.Clip(stray)
+		var rest []*corev1.Pod
+		for _, p := range active {
+			if !slices.Contains(stray, p) {
+				rest = append(rest, p)
+			}
+		}
+		slices.SortStableFunc(rest, func(a, b *corev1.Pod) int {
+			switch {
+			case controllerutil.LessUseful(a, b):
+				return -1
+			case controllerutil.LessUseful(b, a):
+				return 1
+			}
+			return 0
+		})
+		victims = append(victims, rest...)
+		n := max(diff, len(stray))
+		return -n, c.deletePods(ctx, job, key, victims[:n])
 	case diff < 0:
 		n := max(-diff-holding, 0)
 		var next chan int
@@ -501,15 +526,6 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			return n - failed, fmt.Errorf("create pod for job %s: %w", key, first)
 		}
 		return n, nil
-	case diff > 0:
-		// Delete the newest first: they did the least work.
-		victims := append([]*corev1.Pod(nil), active...)
-		for i := 1; i < len(victims); i++ {
-			for j := i; j > 0 && victims[j].CreationTimestamp.After(victims[j-1].CreationTimestamp.Time); j-- {
-				victims[j], victims[j-1] = victims[j-1], victims[j]
-			}
-		}
-		return -diff, c.deletePods(ctx, job, key, victims[:diff])
 	}
 	return 0, nil
 }

@@ -777,3 +777,99 @@ func TestCountsOutliveTheirPods(t *testing.T) {
 		t.Errorf("conditions %q failed=%d, want Failed/BackoffLimitExceeded and 3", c, got.Status.Failed)
 	}
 }
+
+// TestShrunkIndexedJob: an Indexed Job whose completions and parallelism
+// were lowered (elastic indexed jobs) deletes exactly the pods of the
+// indexes now out of range, and a second pod of an index, as upstream;
+// results of the dropped indexes no longer count.
+func TestShrunkIndexedJob(t *testing.T) {
+	shrunk := func(to int32, st batchv1.JobStatus) *batchv1.Job {
+		return newJob(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			j.Spec.Completions, j.Spec.Parallelism = ptr.To(to), ptr.To(to)
+			j.Status = st
+		})
+	}
+	tests := []struct {
+		name        string
+		job         *batchv1.Job
+		phases      []corev1.PodPhase
+		mutate      func([]*corev1.Pod)
+		wantDeleted []string
+		wantStatus  string
+	}{
+		{name: "5 to 3, the out-of-range pods go even if they are the oldest",
+			job: shrunk(3, batchv1.JobStatus{}), phases: []corev1.PodPhase{run, run, run, run, run},
+			mutate: func(ps []*corev1.Pod) {
+				for i, p := range ps {
+					p.CreationTimestamp = metav1.NewTime(now.Add(-time.Duration(i) * time.Minute))
+				}
+			},
+			wantDeleted: []string{"p3", "p4"}, wantStatus: "active=3 succeeded=0 completed=\"\""},
+		{name: "results of dropped indexes no longer count",
+			job:    shrunk(2, batchv1.JobStatus{CompletedIndexes: "0,4", Succeeded: 2}),
+			phases: []corev1.PodPhase{ok, run, run, run, ok}, wantDeleted: []string{"p2", "p3"},
+			wantStatus: "active=1 succeeded=1 completed=\"0\""},
+		{name: "out-of-range pods go even when the count is right",
+			job:    shrunk(2, batchv1.JobStatus{}),
+			phases: []corev1.PodPhase{run, run, run, run},
+			mutate: func(ps []*corev1.Pod) {
+				// Indexes 0 and 1 have not started yet.
+				ps[0].Annotations[batchv1.JobCompletionIndexAnnotation] = "2"
+				ps[1].Annotations[batchv1.JobCompletionIndexAnnotation] = "3"
+				ps[2].Status.Phase, ps[3].Status.Phase = fail, fail
+			},
+			wantDeleted: []string{"p0", "p1"}, wantStatus: "active=0 succeeded=0 completed=\"\""},
+		{name: "an index run twice keeps its ready pod",
+			job: shrunk(2, batchv1.JobStatus{}), phases: []corev1.PodPhase{run, run, run},
+			mutate: func(ps []*corev1.Pod) {
+				ps[1].Annotations[batchv1.JobCompletionIndexAnnotation] = "0"
+				ps[1].Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+				ps[2].Annotations[batchv1.JobCompletionIndexAnnotation] = "1"
+			},
+			wantDeleted: []string{"p0"}, wantStatus: "active=2 succeeded=0 completed=\"\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			client := controllertest.NewClientset()
+			f := informers.NewSharedInformerFactory(client, 0)
+			c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
+			c.PodFailureBackoff = 0
+			_, _ = client.BatchV1().Jobs("default").Create(ctx, tt.job, metav1.CreateOptions{})
+			_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(tt.job)
+			ps := indexedPods(tt.job, tt.phases...)
+			if tt.mutate != nil {
+				tt.mutate(ps)
+			}
+			for _, p := range ps {
+				_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+				_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+			}
+			client.ClearActions()
+			if err := c.sync(ctx, "default/pi"); err != nil {
+				t.Fatal(err)
+			}
+			var deleted []string
+			creates := 0
+			for _, a := range client.Actions() {
+				switch ca := a.(type) {
+				case k8stesting.DeleteAction:
+					deleted = append(deleted, ca.GetName())
+				case k8stesting.CreateAction:
+					if ca.GetResource().Resource == "pods" {
+						creates++
+					}
+				}
+			}
+			slices.Sort(deleted)
+			if !slices.Equal(deleted, tt.wantDeleted) || creates != 0 {
+				t.Errorf("deleted %v and created %d pods, want %v deleted and none created", deleted, creates, tt.wantDeleted)
+			}
+			got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+			if s := fmt.Sprintf("active=%d succeeded=%d completed=%q", got.Status.Active, got.Status.Succeeded, got.Status.CompletedIndexes); s != tt.wantStatus {
+				t.Errorf("status %s, want %s", s, tt.wantStatus)
+			}
+		})
+	}
+}

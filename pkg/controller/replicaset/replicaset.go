@@ -337,55 +337,8 @@ func copyMap(m map[string]string) map[string]string {
 // podsToDelete ranks pods as upstream does: the least useful go first.
 func podsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
 	sorted := append([]*corev1.Pod(nil), pods...)
-	sort.SliceStable(sorted, func(i, j int) bool { return lessUseful(sorted[i], sorted[j]) })
+	sort.SliceStable(sorted, func(i, j int) bool { return controllerutil.LessUseful(sorted[i], sorted[j]) })
 	return sorted[:n]
-}
-
-func phaseRank(p corev1.PodPhase) int {
-	switch p {
-	case corev1.PodPending:
-		return 0
-	case corev1.PodUnknown:
-		return 1
-	case corev1.PodRunning:
-		return 2
-	}
-	return 3
-}
-
-func restarts(p *corev1.Pod) int32 {
-	var n int32
-	for _, s := range p.Status.ContainerStatuses {
-		n = max(n, s.RestartCount)
-	}
-	return n
-}
-
-func lessUseful(a, b *corev1.Pod) bool {
-	// Unscheduled before scheduled.
-	if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
-		return a.Spec.NodeName == ""
-	}
-	if ra, rb := phaseRank(a.Status.Phase), phaseRank(b.Status.Phase); ra != rb {
-		return ra < rb
-	}
-	if ia, ib := controllerutil.IsPodReady(a), controllerutil.IsPodReady(b); ia != ib {
-		return !ia
-	}
-	// Ready for less time first.
-	if controllerutil.IsPodReady(a) {
-		ta, tb := controllerutil.PodReadyCondition(a).LastTransitionTime, controllerutil.PodReadyCondition(b).LastTransitionTime
-		if !ta.Equal(&tb) {
-			return tb.Before(&ta)
-		}
-	}
-	if ra, rb := restarts(a), restarts(b); ra != rb {
-		return ra > rb
-	}
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return b.CreationTimestamp.Before(&a.CreationTimestamp)
-	}
-	return a.Name > b.Name
 }
 
 func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, manageErr error) error {
