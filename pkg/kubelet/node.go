@@ -323,6 +323,12 @@ func (kl *Kubelet) nodeStatusLoop(ctx context.Context) {
 	defer t.Stop()
 	var last *v1.NodeStatus
 	var lastSent time.Time
+	// What the API said of Ready before this kubelet wrote it: a restarted
+	// kubelet reports no change the node did not make.
+	reported := v1.ConditionStatus("")
+	if n, err := kl.client.CoreV1().Nodes().Get(ctx, kl.cfg.NodeName, metav1.GetOptions{}); err == nil {
+		reported = readyStatus(n.Status)
+	}
 	for {
 		s := kl.nodeStatus(ctx, last)
 		if last == nil || !sameNodeStatus(*last, s) || kl.clock.Since(lastSent) >= kl.cfg.NodeStatusReportFrequency {
@@ -330,6 +336,10 @@ func (kl *Kubelet) nodeStatusLoop(ctx context.Context) {
 				slog.Warn("update node status", "err", err)
 			} else {
 				last, lastSent = &s, kl.clock.Now()
+				if now := readyStatus(s); now != reported {
+					kl.recordNodeReadiness(now)
+					reported = now
+				}
 			}
 		}
 		select {
@@ -339,6 +349,27 @@ func (kl *Kubelet) nodeStatusLoop(ctx context.Context) {
 		case <-kl.nodeStatusKick:
 		}
 	}
+}
+
+func readyStatus(s v1.NodeStatus) v1.ConditionStatus {
+	for _, c := range s.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// recordNodeReadiness tells, as upstream's kubelet does, that the node
+// became Ready or stopped being Ready; describe node shows it.
+func (kl *Kubelet) recordNodeReadiness(ready v1.ConditionStatus) {
+	what := "NodeNotReady"
+	if ready == v1.ConditionTrue {
+		what = "NodeReady"
+	}
+	// Upstream's kubelet names its Node by name in the UID field too.
+	ref := &v1.ObjectReference{Kind: "Node", Name: kl.cfg.NodeName, UID: types.UID(kl.cfg.NodeName)}
+	kl.recorder.Eventf(ref, v1.EventTypeNormal, what, "Node %s status is now: %s", kl.cfg.NodeName, what)
 }
 
 // kickNodeStatus makes the node status loop report at once.
