@@ -12,7 +12,8 @@ import (
 
 // SyncFunc syncs one pod. done means the pod is finished on this node and
 // its worker can go; otherwise the pod is synced again after retryAfter
-// (0: only when woken).
+// (0: only when woken). ctx ends when the sync returns, or earlier when it
+// is interrupted: work that must outlive the sync needs a context of its own.
 type SyncFunc func(ctx context.Context, key string) (retryAfter time.Duration, done bool)
 
 // Workers owns the per-pod goroutines.
