@@ -81,7 +81,7 @@ func TestResourceQuotaComputeResources(t *testing.T) {
 	_, err := s.Client.CoreV1().Pods("compute").Create(ctx, withResources("b", "600m", "256Mi"), metav1.CreateOptions{})
 	wantStatus(t, err, 403, metav1.StatusReasonForbidden, `pods "b" is forbidden: exceeded quota: compute, requested: requests.cpu=600m, used: requests.cpu=600m, limited: requests.cpu=1`)
 	_, err = s.Client.CoreV1().Pods("compute").Create(ctx, simplePod("none"), metav1.CreateOptions{})
-	wantStatus(t, err, 403, metav1.StatusReasonForbidden, "must specify")
+	wantStatus(t, err, 403, metav1.StatusReasonForbidden, `pods "none" is forbidden: failed quota: compute: must specify limits.memory for: c; requests.cpu for: c`)
 }
 
 func TestLimitRangerDefaults(t *testing.T) {

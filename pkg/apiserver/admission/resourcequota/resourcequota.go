@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -169,6 +170,18 @@ func podTotals(pod *corev1.Pod) (req, lim corev1.ResourceList) {
 		}
 		for k, v := range c.Resources.Limits {
 			if q, ok := lim[k]; !ok || v.Cmp(q) > 0 {
+				lim[k] = v.DeepCopy()
+			}
+		}
+	}
+	// Pod-level cpu and memory, when set, are what the pod is given, as
+	// upstream counts them; container amounts only fill in the rest.
+	if r := pod.Spec.Resources; r != nil {
+		for _, k := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if v, ok := r.Requests[k]; ok {
+				req[k] = v.DeepCopy()
+			}
+			if v, ok := r.Limits[k]; ok {
 				lim[k] = v.DeepCopy()
 			}
 		}
@@ -369,33 +382,59 @@ func (p *Plugin) release(ctx context.Context, ns string, gr schema.GroupResource
 }
 
 // missingCompute refuses pods that leave out a compute resource q limits,
-// as upstream: such a pod's usage could not be accounted for.
+// as upstream: such a pod's usage could not be accounted for. The message
+// names, per resource, the containers (init ones too) that leave it out, so
+// that a user knows which to fix. Pod-level resources make container ones
+// optional, as upstream.
 func missingCompute(q *corev1.ResourceQuota, gr schema.GroupResource, obj runtime.Object) error {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || gr != podsGR {
+	if !ok || gr != podsGR || podLevelResources(pod) {
 		return nil
 	}
-	var missing []string
+	var parts []string
 	for _, k := range sortedNames(q.Spec.Hard) {
 		c, ok := computeKeys[k]
 		if !ok || c.res == corev1.ResourceEphemeralStorage {
 			continue
 		}
-		for _, ctr := range pod.Spec.Containers {
-			src := ctr.Resources.Requests
-			if c.limit {
-				src = ctr.Resources.Limits
+		var names []string
+		for _, ctrs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+			for _, ctr := range ctrs {
+				src := ctr.Resources.Requests
+				if c.limit {
+					src = ctr.Resources.Limits
+				}
+				if _, ok := src[c.res]; !ok {
+					names = append(names, ctr.Name)
+				}
 			}
-			if _, ok := src[c.res]; !ok {
-				missing = append(missing, string(k))
-				break
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			parts = append(parts, fmt.Sprintf("%s for: %s", k, strings.Join(slices.Compact(names), ",")))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("failed quota: %s: must specify %s", q.Name, strings.Join(parts, "; "))
+}
+
+// podLevelResources reports whether the pod sets pod-wide cpu or memory
+// requests or limits.
+func podLevelResources(pod *corev1.Pod) bool {
+	r := pod.Spec.Resources
+	if r == nil {
+		return false
+	}
+	for _, l := range []corev1.ResourceList{r.Requests, r.Limits} {
+		for _, k := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if _, ok := l[k]; ok {
+				return true
 			}
 		}
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	return fmt.Errorf("failed quota: %s: must specify %s", q.Name, strings.Join(missing, ","))
+	return false
 }
 
 // scopesMatch applies the quota's simple scopes to pods; other resources

@@ -77,6 +77,16 @@ func pod(name string, req, lim corev1.ResourceList) *corev1.Pod {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}}}}
 }
 
+func withInit(p *corev1.Pod, name string, req, lim corev1.ResourceList) *corev1.Pod {
+	p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}})
+	return p
+}
+
+func podLevel(p *corev1.Pod, req corev1.ResourceList) *corev1.Pod {
+	p.Spec.Resources = &corev1.ResourceRequirements{Requests: req}
+	return p
+}
+
 func create(p *Plugin, res *registry.Resource, obj runtime.Object) error {
 	m, _ := obj.(metav1.Object)
 	return p.Validate(context.Background(), &admission.Attributes{Operation: admission.Create, Resource: res, Namespace: "ns", Name: m.GetName(), Object: obj})
@@ -128,7 +138,12 @@ func TestCharges(t *testing.T) {
 		{"cpu over", rl("cpu", "1"), nil, podsRes, pod("p", rl("cpu", "2"), nil),
 			`pods "p" is forbidden: exceeded quota: q, requested: cpu=2, used: cpu=0, limited: cpu=1`, rl("cpu", "0")},
 		{"request missing", rl("requests.memory", "1Gi"), nil, podsRes, pod("p", nil, nil),
-			`failed quota: q: must specify requests.memory`, nil},
+			`failed quota: q: must specify requests.memory for: c`, nil},
+		{"requests and limits missing, per resource and container", rl("cpu", "1", "limits.cpu", "2"), nil, podsRes,
+			withInit(pod("p", rl("cpu", "100m"), nil), "a-init", nil, nil),
+			`pods "p" is forbidden: failed quota: q: must specify cpu for: a-init; limits.cpu for: a-init,c`, nil},
+		{"pod-level resources make container ones optional", rl("cpu", "1"), nil, podsRes,
+			podLevel(pod("p", nil, nil), rl("cpu", "500m")), "", rl("cpu", "500m")},
 		{"existing objects count", rl("count/configmaps", "2"), map[schema.GroupResource][]runtime.Object{
 			{Resource: "configmaps"}: {&corev1.ConfigMap{}, &corev1.ConfigMap{}}}, configmapsRes,
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}},
