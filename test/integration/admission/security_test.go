@@ -1,13 +1,16 @@
 package admission_test
 
 import (
+	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
@@ -41,6 +44,59 @@ func TestPodSecurityBaseline(t *testing.T) {
 // TestNodeRestriction runs with authentication on, as kubelets n1 and n2;
 // the Node authorizer already keeps a node from other nodes' objects, so
 // these cases are the ones only admission decides.
+// warningRecorder keeps the Warning headers a client receives.
+type warningRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(_ int, _ string, msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, msg)
+}
+
+func (w *warningRecorder) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.msgs
+	w.msgs = nil
+	return m
+}
+
+func TestPodSecurityWarnings(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	createNamespace(t, s.Client, "warned", map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"})
+	createNamespace(t, s.Client, "strict", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	rec := &warningRecorder{}
+	cfg := rest.CopyConfig(s.Config)
+	cfg.WarningHandler = rec
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	detail := `allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), ` +
+		`unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), ` +
+		`runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), ` +
+		`seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
+
+	if _, err := cs.CoreV1().Pods("warned").Create(ctx, simplePod("p"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `would violate PodSecurity "restricted:latest": ` + detail
+	if got := rec.take(); len(got) != 1 || got[0] != want {
+		t.Errorf("pod create warnings %q, want [%q]", got, want)
+	}
+
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "d"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "d"}}, Spec: simplePod("").Spec}}}
+	if _, err := cs.AppsV1().Deployments("strict").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.take(); len(got) != 1 || got[0] != want {
+		t.Errorf("deployment create warnings %q, want [%q]", got, want)
+	}
+}
+
 func TestNodeRestriction(t *testing.T) {
 	sec := &framework.Security{}
 	s := framework.StartAPIServer(t, framework.WithSecurity(sec))

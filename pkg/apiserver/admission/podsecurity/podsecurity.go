@@ -2,7 +2,9 @@
 // for with its pod-security.kubernetes.io/enforce label: baseline (no
 // privileged containers, host namespaces, hostPath volumes, host ports,
 // extra capabilities, ...) or restricted (baseline plus hardening). Pods are
-// checked when created; the message has upstream's shape.
+// checked when created (refused at the enforce level, warned about at the
+// warn one, which a stricter enforce level raises when unset); workloads'
+// pod templates are only warned about. Messages have upstream's shape.
 package podsecurity
 
 import (
@@ -11,8 +13,12 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
@@ -22,6 +28,8 @@ import (
 const (
 	EnforceLabel        = "pod-security.kubernetes.io/enforce"
 	EnforceVersionLabel = "pod-security.kubernetes.io/enforce-version"
+	WarnLabel           = "pod-security.kubernetes.io/warn"
+	WarnVersionLabel    = "pod-security.kubernetes.io/warn-version"
 )
 
 // Levels.
@@ -48,17 +56,26 @@ func (p *Plugin) Name() string { return "PodSecurity" }
 
 // Validate implements admission.Validator.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Resource == nil || a.Resource.GroupVersion.Group != "" || a.Subresource != "" {
+	if a.Resource == nil || a.Subresource != "" {
 		return nil
 	}
-	if a.Resource.Name == "namespaces" && (a.Operation == admission.Create || a.Operation == admission.Update) {
+	if a.Resource.GroupVersion.Group == "" && a.Resource.Name == "namespaces" && (a.Operation == admission.Create || a.Operation == admission.Update) {
 		return checkLabels(a)
 	}
-	if a.Operation != admission.Create || a.Resource.Name != "pods" {
+	if a.Operation != admission.Create && a.Operation != admission.Update {
 		return nil
 	}
-	pod, ok := a.Object.(*corev1.Pod)
-	if !ok {
+	pod, isPod := a.Object.(*corev1.Pod)
+	if isPod && a.Operation != admission.Create {
+		return nil
+	}
+	var meta *metav1.ObjectMeta
+	var spec *corev1.PodSpec
+	if isPod {
+		meta, spec = &pod.ObjectMeta, &pod.Spec
+	} else if tmpl := podTemplate(a.Object); tmpl != nil {
+		meta, spec = &tmpl.ObjectMeta, &tmpl.Spec
+	} else {
 		return nil
 	}
 	ns, err := p.namespaces.GetNamespace(ctx, a.Namespace)
@@ -68,25 +85,88 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		}
 		return fmt.Errorf("error reading namespace %s: %w", a.Namespace, err)
 	}
-	level := ns.Labels[EnforceLabel]
-	switch level {
-	case "", Privileged:
-		return nil
-	case Baseline, Restricted:
+	enforce, enforceSet := levelOf(ns.Labels, EnforceLabel, EnforceVersionLabel)
+	warn, warnSet := levelOf(ns.Labels, WarnLabel, WarnVersionLabel)
+	// An unset warn level follows a stricter enforce one, as upstream:
+	// workloads then hear at creation that their pods will be refused.
+	if !warnSet && enforceSet && rank(enforce.level) > rank(warn.level) {
+		warn.level = enforce.level
+		if _, ok := ns.Labels[WarnVersionLabel]; !ok {
+			warn.version = enforce.version
+		}
+	}
+	if isPod && enforce.level != Privileged {
+		if violations := Check(enforce.level, meta, spec); len(violations) > 0 {
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, a.Name,
+				fmt.Errorf("violates PodSecurity %q: %s", enforce.String(), strings.Join(violations, ", ")))
+		}
+	}
+	// Workloads are never refused, only warned about, as upstream.
+	if warn.level != Privileged {
+		if violations := Check(warn.level, meta, spec); len(violations) > 0 {
+			admission.Warn(ctx, fmt.Sprintf("would violate PodSecurity %q: %s", warn.String(), strings.Join(violations, ", ")))
+		}
+	}
+	return nil
+}
+
+// levelVersion is one mode's level and version.
+type levelVersion struct{ level, version string }
+
+func (l levelVersion) String() string { return l.level + ":" + l.version }
+
+// levelOf reads a mode's labels; set reports whether its level label names
+// a level. An unknown level fails closed (restricted).
+func levelOf(labels map[string]string, levelLabel, versionLabel string) (lv levelVersion, set bool) {
+	lv = levelVersion{Privileged, labels[versionLabel]}
+	if lv.version == "" {
+		lv.version = "latest"
+	}
+	v, ok := labels[levelLabel]
+	switch {
+	case !ok:
+		return lv, false
+	case v == Privileged || v == Baseline || v == Restricted:
+		lv.level = v
 	default:
 		// A label written before it was checked fails closed.
-		level = Restricted
+		lv.level = Restricted
 	}
-	version := ns.Labels[EnforceVersionLabel]
-	if version == "" {
-		version = "latest"
+	return lv, true
+}
+
+func rank(level string) int {
+	switch level {
+	case Baseline:
+		return 1
+	case Restricted:
+		return 2
 	}
-	violations := Check(level, &pod.ObjectMeta, &pod.Spec)
-	if len(violations) == 0 {
-		return nil
+	return 0
+}
+
+// podTemplate is the pod template of a workload object, as upstream's
+// PodSecurity reads them.
+func podTemplate(obj runtime.Object) *corev1.PodTemplateSpec {
+	switch o := obj.(type) {
+	case *corev1.ReplicationController:
+		return o.Spec.Template
+	case *corev1.PodTemplate:
+		return &o.Template
+	case *appsv1.Deployment:
+		return &o.Spec.Template
+	case *appsv1.ReplicaSet:
+		return &o.Spec.Template
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template
+	case *batchv1.Job:
+		return &o.Spec.Template
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template
 	}
-	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, a.Name,
-		fmt.Errorf("violates PodSecurity %q: %s", level+":"+version, strings.Join(violations, ", ")))
+	return nil
 }
 
 // checkLabels refuses namespaces whose enforce label names no level.

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
@@ -125,5 +127,44 @@ func TestNamespaceLabels(t *testing.T) {
 		&admission.Attributes{Operation: admission.Create, Resource: pods, Namespace: "ns", Name: "x", Object: pod})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `violates PodSecurity "restricted:latest"`) {
 		t.Fatalf("error %v, want a restricted refusal", err)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	deployments := &registry.Resource{GroupVersion: schema.GroupVersion{Group: "apps", Version: "v1"}, Name: "deployments", Namespaced: true}
+	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}}
+	deploy.Spec.Template.Spec = podWith(nil).Spec
+	restrictedDetail := `allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), ` +
+		`unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), ` +
+		`runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), ` +
+		`seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
+	tests := []struct {
+		name    string
+		labels  map[string]string
+		res     *registry.Resource
+		obj     runtime.Object
+		wantErr bool
+		want    []string
+	}{
+		{"pod allowed by enforce, warned by warn", map[string]string{EnforceLabel: Baseline, WarnLabel: Restricted}, pods, podWith(nil), false,
+			[]string{`would violate PodSecurity "restricted:latest": ` + restrictedDetail}},
+		{"refused pod gets no warning", map[string]string{EnforceLabel: Restricted, WarnLabel: Restricted}, pods, podWith(nil), true, nil},
+		{"deployment warned at the enforce level", map[string]string{EnforceLabel: Restricted, EnforceVersionLabel: "v1.36"}, deployments, deploy, false,
+			[]string{`would violate PodSecurity "restricted:v1.36": ` + restrictedDetail}},
+		{"explicit warn level wins", map[string]string{EnforceLabel: Restricted, WarnLabel: Baseline}, deployments, deploy, false, nil},
+		{"unlabeled namespace", nil, deployments, deploy, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			ctx := admission.WithWarnings(context.Background(), func(m string) { got = append(got, m) })
+			err := New(ns(tt.labels)).Validate(ctx, &admission.Attributes{Operation: admission.Create, Resource: tt.res, Namespace: "ns", Name: "x", Object: tt.obj})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want error %v", err, tt.wantErr)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("warnings:\n%q\nwant\n%q", got, tt.want)
+			}
+		})
 	}
 }
