@@ -41,7 +41,9 @@ func recoverPanics(next http.Handler) http.Handler {
 
 func withRequestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(request.WithInfo(r.Context(), request.Parse(r))))
+		info := request.Parse(r)
+		info.WarnTo(w.Header())
+		next.ServeHTTP(w, r.WithContext(request.WithInfo(r.Context(), info)))
 	})
 }
 

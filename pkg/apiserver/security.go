@@ -10,9 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -465,7 +463,6 @@ func publicPath(p string) bool {
 // authenticate finds the request's user. Credentials that do not check
 // out are a 401 even when anonymous requests are allowed, as upstream.
 func (s *Server) authenticate(next http.Handler) http.Handler {
-	next = admissionWarnings(next)
 	sec := s.security
 	if sec == nil {
 		return next
@@ -491,26 +488,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// kubelets, logs) should see it.
 		r.Header.Del("Authorization")
 		next.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), u)))
-	})
-}
-
-// admissionWarnings lets admission plugins warn the client: each distinct
-// warning becomes one Warning header, however often a retried write
-// admits the object, as upstream.
-func admissionWarnings(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var mu sync.Mutex
-		seen := map[string]bool{}
-		add := func(msg string) {
-			mu.Lock()
-			defer mu.Unlock()
-			if seen[msg] {
-				return
-			}
-			seen[msg] = true
-			w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
-		}
-		next.ServeHTTP(w, r.WithContext(admission.WithWarnings(r.Context(), add)))
 	})
 }
 

@@ -86,18 +86,11 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
-type warningsKey struct{}
-
-// WithWarnings returns ctx carrying add, which hands plugins' warnings to
-// the client (as Warning headers), as upstream's admission warnings.
-func WithWarnings(ctx context.Context, add func(msg string)) context.Context {
-	return context.WithValue(ctx, warningsKey{}, add)
-}
-
-// Warn gives the client of the request in ctx a warning; without a sink
-// (internal callers) it is dropped.
+// Warn gives the client of the request in ctx a warning (a Warning header,
+// as upstream's admission warnings); without a request (internal callers)
+// it is dropped.
 func Warn(ctx context.Context, msg string) {
-	if add, ok := ctx.Value(warningsKey{}).(func(string)); ok {
-		add(msg)
+	if info, ok := request.InfoFrom(ctx); ok {
+		info.Warn(msg)
 	}
 }

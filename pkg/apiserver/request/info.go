@@ -6,6 +6,8 @@ package request
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -26,6 +28,24 @@ type Info struct {
 	Name        string
 	// Parts are the path segments after the version, for error messages.
 	Parts []string
+
+	// Warnings for the client, as Warning headers (see Warn).
+	header http.Header
+	warned []string
+}
+
+// WarnTo sends the request's warnings to h, the response's headers.
+func (i *Info) WarnTo(h http.Header) { i.header = h }
+
+// Warn gives the client a warning (kubectl prints "Warning: msg"), once
+// however often a retried write repeats it; without WarnTo it is dropped.
+// Like the response's headers, it belongs to the request's goroutine.
+func (i *Info) Warn(msg string) {
+	if i.header == nil || slices.Contains(i.warned, msg) {
+		return
+	}
+	i.warned = append(i.warned, msg)
+	i.header.Add("Warning", "299 - "+strconv.Quote(msg))
 }
 
 // Parse reads the request info from r. It never fails: a path it does not

@@ -1,8 +1,10 @@
 package request
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -38,5 +40,22 @@ func TestParse(t *testing.T) {
 				t.Fatalf("got  %+v\nwant %+v", *got, tc.want)
 			}
 		})
+	}
+}
+
+// A write retried after a conflict admits its object again: its warnings
+// still reach the client once each.
+func TestWarningsReachTheClientOnceEach(t *testing.T) {
+	h := http.Header{}
+	info := &Info{}
+	info.Warn("before the response is known") // dropped: nowhere to send it
+	info.WarnTo(h)
+	for range 2 {
+		info.Warn(`would violate PodSecurity "restricted:latest": x`)
+		info.Warn("second")
+	}
+	want := []string{`299 - "would violate PodSecurity \"restricted:latest\": x"`, `299 - "second"`}
+	if got := h.Values("Warning"); !slices.Equal(got, want) {
+		t.Fatalf("Warning headers %q, want %q", got, want)
 	}
 }

@@ -2,6 +2,8 @@ package podsecurity
 
 import (
 	"context"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 )
 
 type fakeNamespaces map[string]*corev1.Namespace
@@ -156,11 +159,21 @@ func TestWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			ctx := admission.WithWarnings(context.Background(), func(m string) { got = append(got, m) })
+			header := http.Header{}
+			info := &request.Info{}
+			info.WarnTo(header)
+			ctx := request.WithInfo(context.Background(), info)
 			err := New(ns(tt.labels)).Validate(ctx, &admission.Attributes{Operation: admission.Create, Resource: tt.res, Namespace: "ns", Name: "x", Object: tt.obj})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("error %v, want error %v", err, tt.wantErr)
+			}
+			var got []string
+			for _, v := range header.Values("Warning") {
+				msg, err := strconv.Unquote(strings.TrimPrefix(v, "299 - "))
+				if err != nil {
+					t.Fatalf("Warning header %q: %v", v, err)
+				}
+				got = append(got, msg)
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("warnings:\n%q\nwant\n%q", got, tt.want)
