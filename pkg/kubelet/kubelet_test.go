@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	testclock "k8s.io/utils/clock/testing"
 
@@ -561,5 +562,42 @@ func TestPodTerminalInTheAPIIsNeverRunAgain(t *testing.T) {
 	h.sync(pod)
 	if h.rt.Calls["RunPodSandbox"] != 0 || h.rt.Calls["CreateContainer"] != 0 {
 		t.Fatalf("a Succeeded pod was started again: %v", h.rt.Calls)
+	}
+}
+
+func TestDeadSandboxIsStoppedAndRecreatedWithSandboxChangedEvent(t *testing.T) {
+	h := newHarness(t)
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	pod := testPod("sb")
+	h.add(pod)
+	h.sync(pod)
+	first := h.status(pod)
+	old := h.running(pod, "main")
+	if old == nil {
+		t.Fatal("main is not running")
+	}
+	drainEvents(rec)
+
+	h.clock.Step(time.Minute)
+	h.rt.KillSandbox(old.PodSandboxId)
+	h.sync(pod)
+
+	events := drainEvents(rec)
+	joined := strings.Join(events, "\n")
+	if !strings.Contains(joined, "Normal SandboxChanged Pod sandbox changed, it will be killed and re-created.") ||
+		!strings.Contains(joined, "Normal Killing Stopping container main") {
+		t.Fatalf("events:\n%s", joined)
+	}
+	// The dead sandbox gave its IP back; only the new one holds one.
+	held := h.rt.NetworkHeld()
+	if len(held) != 1 || held[0] == old.PodSandboxId {
+		t.Fatalf("sandboxes holding their network: %v (old %s)", held, old.PodSandboxId)
+	}
+	s := h.status(pod)
+	cs := s.ContainerStatuses[0]
+	if s.PodIP == "" || s.PodIP == first.PodIP || cs.State.Running == nil || cs.RestartCount != 1 ||
+		cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 137 {
+		t.Fatalf("podIP %q (was %q), container status %+v", s.PodIP, first.PodIP, cs)
 	}
 }

@@ -165,13 +165,26 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		}
 		// Containers of a dead sandbox lost their network: they start over.
 		for _, c := range rp.running() {
-			_ = kl.stopContainer(ctx, pod, c, 0, "sandbox changed")
+			_ = kl.stopContainer(ctx, pod, c, 0, "")
+		}
+		// A sandbox whose process died still holds its IP until it is
+		// stopped (the runtime's CNI teardown runs then): without this each
+		// lost sandbox would leak an address of the node's range.
+		for _, s := range rp.Sandboxes {
+			err := kl.runtime.StopPodSandbox(ctx, s.Id)
+			kl.metrics.op("stop_podsandbox", err)
+			if err != nil {
+				slog.Info("stopping a dead sandbox failed", "pod", podKey(pod), "sandbox", s.Id, "err", err)
+			}
 		}
 		key := string(pod.UID) + "/sandbox"
 		if in, left := kl.crashBackoff.InBackOffSinceUpdate(key); in {
 			// Woken early (e.g. by PLEG seeing the failed sandbox): keep the back-off.
 			publish(rp)
 			return left
+		}
+		if len(rp.Sandboxes) > 0 {
+			kl.recorder.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 		}
 		if err := kl.createSandbox(ctx, pod, uint32(len(rp.Sandboxes))); err != nil {
 			if ctx.Err() != nil {

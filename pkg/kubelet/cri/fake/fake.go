@@ -39,6 +39,10 @@ type sandbox struct {
 	s      *runtimeapi.PodSandbox
 	config *runtimeapi.PodSandboxConfig
 	ip     string
+	// netUp says the sandbox still holds its network (its IP): only
+	// StopPodSandbox and RemovePodSandbox release it, as containerd's CNI
+	// teardown does, not the sandbox's process dying.
+	netUp bool
 }
 
 type container struct {
@@ -94,6 +98,7 @@ func (r *Runtime) RunPodSandbox(_ context.Context, cfg *runtimeapi.PodSandboxCon
 			CreatedAt: r.Clock.Now().UnixNano(), Labels: cfg.Labels, Annotations: cfg.Annotations},
 		config: cfg,
 		ip:     fmt.Sprintf("10.244.0.%d", r.ipCounter+1),
+		netUp:  true,
 	}
 	return id, nil
 }
@@ -107,12 +112,38 @@ func (r *Runtime) StopPodSandbox(_ context.Context, id string) error {
 		return nil
 	}
 	s.s.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	s.netUp = false
 	for _, c := range r.containers {
 		if c.c.PodSandboxId == id && c.c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			r.exit(c, 137, "Error")
 		}
 	}
 	return nil
+}
+
+// KillSandbox makes a sandbox die as its pause process would when killed by
+// hand: it is no longer ready, its containers run on, its network is kept
+// until the kubelet stops the sandbox.
+func (r *Runtime) KillSandbox(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.sandboxes[id]; ok {
+		s.s.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	}
+}
+
+// NetworkHeld lists, sorted, the sandboxes that still hold their network.
+func (r *Runtime) NetworkHeld() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for id, s := range r.sandboxes {
+		if s.netUp {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 func (r *Runtime) RemovePodSandbox(_ context.Context, id string) error {
