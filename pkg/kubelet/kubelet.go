@@ -122,6 +122,8 @@ type Kubelet struct {
 	netReady bool
 	netErr   string
 	runCtx   context.Context
+	// runtimeOKAt is when the runtime last answered its status check.
+	runtimeOKAt time.Time
 }
 
 // podState is the kubelet's memory of one pod. pod is updated by the

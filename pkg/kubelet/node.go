@@ -283,12 +283,30 @@ func (kl *Kubelet) listImages(ctx context.Context) ([]v1.ContainerImage, error) 
 	return out, nil
 }
 
+// runtimeDownGrace is how long the runtime may fail its status check before
+// the node says it is down, as upstream's kubelet: a restart of containerd
+// does not flap the node NotReady (and get it tainted).
+const runtimeDownGrace = 30 * time.Second
+
 // readinessProblems says why the node cannot run pods, if it cannot.
 func (kl *Kubelet) readinessProblems(ctx context.Context) []string {
 	var problems []string
 	rs, err := kl.runtime.Status(ctx)
+	kl.mu.Lock()
+	if err == nil {
+		kl.runtimeOKAt = kl.clock.Now()
+	}
+	okAt := kl.runtimeOKAt
+	kl.mu.Unlock()
 	if err != nil {
-		return []string{fmt.Sprintf("container runtime is down: %v", err)}
+		// The node's message is upstream's; the cause goes to the log.
+		slog.Warn("container runtime status check failed", "err", err)
+		switch {
+		case okAt.IsZero():
+			return []string{"container runtime status check may not have completed yet"}
+		case kl.clock.Since(okAt) >= runtimeDownGrace:
+			return []string{"container runtime is down"}
+		}
 	}
 	for _, c := range rs.GetConditions() {
 		if !c.Status && (c.Type == runtimeapi.RuntimeReady || c.Type == runtimeapi.NetworkReady) {

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,42 @@ func TestNodeReadinessChangesAreEvents(t *testing.T) {
 	// A restarted kubelet finds its node Ready already: nothing happened.
 	if events := runNodeStatus(t, v1.ConditionTrue); len(events) != 0 {
 		t.Errorf("Ready True → True: events %q, want none", events)
+	}
+}
+
+func TestNodeSaysTheRuntimeIsDownOnlyAfterItFailedForThirtySeconds(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	ready := func() (bool, string) {
+		t.Helper()
+		for _, c := range h.kl.nodeStatus(ctx, nil).Conditions {
+			if c.Type == v1.NodeReady {
+				return c.Status == v1.ConditionTrue, c.Message
+			}
+		}
+		t.Fatal("no Ready condition")
+		return false, ""
+	}
+	h.rt.SetStatusError(errors.New("rpc error: code = Unavailable desc = connection error"))
+	if ok, msg := ready(); ok || msg != "container runtime status check may not have completed yet" {
+		t.Fatalf("runtime never seen: ready %v %q", ok, msg)
+	}
+	h.rt.SetStatusError(nil)
+	if ok, msg := ready(); !ok {
+		t.Fatalf("runtime up: not ready: %q", msg)
+	}
+	// containerd restarts: a short outage leaves the node Ready.
+	h.rt.SetStatusError(errors.New("rpc error: code = Unavailable desc = connection error"))
+	h.clock.Step(20 * time.Second)
+	if ok, msg := ready(); !ok {
+		t.Fatalf("runtime down for 20s: not ready: %q", msg)
+	}
+	h.clock.Step(10 * time.Second)
+	if ok, msg := ready(); ok || msg != "container runtime is down" {
+		t.Fatalf("runtime down for 30s: ready %v %q, want NotReady 'container runtime is down'", ok, msg)
+	}
+	h.rt.SetStatusError(nil)
+	if ok, msg := ready(); !ok {
+		t.Fatalf("runtime back: not ready: %q", msg)
 	}
 }

@@ -33,6 +33,7 @@ type Runtime struct {
 	ExecResult map[string]int32
 	// NextIP is the address the next sandbox gets.
 	ipCounter int
+	statusErr error
 }
 
 type sandbox struct {
@@ -81,7 +82,21 @@ func (r *Runtime) Version(context.Context) (*runtimeapi.VersionResponse, error) 
 	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: "fake", RuntimeVersion: "1.0", RuntimeApiVersion: "v1"}, nil
 }
 
+// SetStatusError makes Status fail with err (nil: answer again), as a
+// stopped containerd's socket does.
+func (r *Runtime) SetStatusError(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.statusErr = err
+}
+
 func (r *Runtime) Status(context.Context) (*runtimeapi.RuntimeStatus, error) {
+	r.mu.Lock()
+	err := r.statusErr
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	return &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
 		{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true},
 	}}, nil
