@@ -9,12 +9,22 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // maxMsgSize matches upstream's: ListContainers on a busy node exceeds grpc's 4 MiB default.
 const maxMsgSize = 16 * 1024 * 1024
+
+// Reconnect back-off, as upstream's CRI client: gRPC's default grows to two
+// minutes, so a containerd restarted after an outage of a minute or more went
+// unnoticed (the node NotReady, pods not synced) for up to that long.
+const (
+	reconnectBaseDelay = 100 * time.Millisecond
+	reconnectMaxDelay  = 3 * time.Second
+	minConnectTimeout  = 5 * time.Second
+)
 
 // Remote is a CRI runtime and image service reached over gRPC.
 type Remote struct {
@@ -30,8 +40,11 @@ func Dial(endpoint string) (*Remote, error) {
 	if strings.HasPrefix(target, "/") {
 		target = "unix://" + target
 	}
+	bo := backoff.DefaultConfig
+	bo.BaseDelay, bo.MaxDelay = reconnectBaseDelay, reconnectMaxDelay
 	conn, err := grpc.NewClient(target,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bo, MinConnectTimeout: minConnectTimeout}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)))
 	if err != nil {
 		return nil, fmt.Errorf("dial CRI %s: %w", endpoint, err)
