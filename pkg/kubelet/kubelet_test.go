@@ -600,4 +600,32 @@ func TestDeadSandboxIsStoppedAndRecreatedWithSandboxChangedEvent(t *testing.T) {
 		cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 137 {
 		t.Fatalf("podIP %q (was %q), container status %+v", s.PodIP, first.PodIP, cs)
 	}
+
+	// Lost twice more: the instance of the first sandbox is pruned (two are
+	// kept for logs --previous), and the sandbox left empty goes with it.
+	for range 2 {
+		h.clock.Step(time.Minute)
+		c := h.running(pod, "main")
+		if c == nil {
+			t.Fatalf("main not running: %+v", h.status(pod).ContainerStatuses)
+		}
+		h.rt.KillSandbox(c.PodSandboxId)
+		h.sync(pod)
+		h.clock.Step(time.Minute) // out of the crash back-off
+		h.sync(pod)
+	}
+	sbs, err := h.rt.ListPodSandbox(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, sb := range sbs {
+		ids = append(ids, sb.Id)
+		if sb.Id == old.PodSandboxId {
+			t.Errorf("the first sandbox, empty, is still kept")
+		}
+	}
+	if len(sbs) != 2 || len(h.containers(pod)) != 2 {
+		t.Errorf("sandboxes %v, containers %d: want the two holding the two kept instances", ids, len(h.containers(pod)))
+	}
 }

@@ -65,6 +65,9 @@ type runtimePod struct {
 	Sandboxes     []*runtimeapi.PodSandbox
 	SandboxStatus *runtimeapi.PodSandboxStatus // of Sandboxes[0]
 	Containers    []*runtimeapi.ContainerStatus
+	// sandboxOf maps a container's ID to its sandbox's (a container's
+	// status does not say).
+	sandboxOf map[string]string
 }
 
 func (kl *Kubelet) runtimePod(ctx context.Context, uid types.UID) (*runtimePod, error) {
@@ -77,7 +80,7 @@ func (kl *Kubelet) runtimePod(ctx context.Context, uid types.UID) (*runtimePod, 
 	if err != nil {
 		return nil, err
 	}
-	rp := &runtimePod{Sandboxes: sandboxes}
+	rp := &runtimePod{Sandboxes: sandboxes, sandboxOf: map[string]string{}}
 	sort.Slice(rp.Sandboxes, func(i, j int) bool { return rp.Sandboxes[i].CreatedAt > rp.Sandboxes[j].CreatedAt })
 	if len(rp.Sandboxes) > 0 {
 		st, err := kl.runtime.PodSandboxStatus(ctx, rp.Sandboxes[0].Id)
@@ -95,6 +98,7 @@ func (kl *Kubelet) runtimePod(ctx context.Context, uid types.UID) (*runtimePod, 
 		if st.Labels == nil {
 			st.Labels = c.Labels
 		}
+		rp.sandboxOf[c.Id] = c.PodSandboxId
 		rp.Containers = append(rp.Containers, st)
 	}
 	sort.Slice(rp.Containers, func(i, j int) bool {

@@ -775,18 +775,23 @@ func findContainer(pod *v1.Pod, name string) *v1.Container {
 
 // pruneDeadContainers keeps, per container name, the newest instance and
 // the one before it (for `logs --previous`), removing older dead ones with
-// their termination message files.
+// their termination message files, and then the dead sandboxes (all but the
+// newest) that no longer hold a container, as upstream's container GC: each
+// lost sandbox would otherwise stay in the runtime for the pod's lifetime.
 func (kl *Kubelet) pruneDeadContainers(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) {
 	seen := map[string]int{}
+	used := map[string]bool{}
 	for _, c := range rp.Containers {
 		name := c.Metadata.GetName()
 		seen[name]++
 		if seen[name] <= 2 || c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+			used[rp.sandboxOf[c.Id]] = true
 			continue
 		}
 		err := kl.runtime.RemoveContainer(ctx, c.Id)
 		kl.metrics.op("remove_container", err)
 		if err != nil {
+			used[rp.sandboxOf[c.Id]] = true
 			continue
 		}
 		delete(st.termMessages, c.Id)
@@ -797,6 +802,13 @@ func (kl *Kubelet) pruneDeadContainers(ctx context.Context, st *podState, pod *v
 				}
 			}
 		}
+	}
+	for i, s := range rp.Sandboxes {
+		if i == 0 || s.State == runtimeapi.PodSandboxState_SANDBOX_READY || used[s.Id] {
+			continue
+		}
+		err := kl.runtime.RemovePodSandbox(ctx, s.Id)
+		kl.metrics.op("remove_podsandbox", err)
 	}
 }
 
