@@ -585,8 +585,7 @@ func TestDeadSandboxIsStoppedAndRecreatedWithSandboxChangedEvent(t *testing.T) {
 
 	events := drainEvents(rec)
 	joined := strings.Join(events, "\n")
-	if !strings.Contains(joined, "Normal SandboxChanged Pod sandbox changed, it will be killed and re-created.") ||
-		!strings.Contains(joined, "Normal Killing Stopping container main") {
+	if !strings.Contains(joined, "Normal SandboxChanged Pod sandbox changed, it will be killed and re-created.\nNormal Killing Stopping container main") {
 		t.Fatalf("events:\n%s", joined)
 	}
 	// The dead sandbox gave its IP back; only the new one holds one.

@@ -163,6 +163,12 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 				return time.Second
 			}
 		}
+		key := string(pod.UID) + "/sandbox"
+		inBackOff, left := kl.crashBackoff.InBackOffSinceUpdate(key)
+		if len(rp.Sandboxes) > 0 && !inBackOff {
+			// Said before the kills it causes, as upstream.
+			kl.recorder.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+		}
 		// Containers of a dead sandbox lost their network: they start over.
 		for _, c := range rp.running() {
 			_ = kl.stopContainer(ctx, pod, c, 0, "")
@@ -177,14 +183,10 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 				slog.Info("stopping a dead sandbox failed", "pod", podKey(pod), "sandbox", s.Id, "err", err)
 			}
 		}
-		key := string(pod.UID) + "/sandbox"
-		if in, left := kl.crashBackoff.InBackOffSinceUpdate(key); in {
+		if inBackOff {
 			// Woken early (e.g. by PLEG seeing the failed sandbox): keep the back-off.
 			publish(rp)
 			return left
-		}
-		if len(rp.Sandboxes) > 0 {
-			kl.recorder.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 		}
 		if err := kl.createSandbox(ctx, pod, uint32(len(rp.Sandboxes))); err != nil {
 			if ctx.Err() != nil {
