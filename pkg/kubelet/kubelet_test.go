@@ -601,8 +601,10 @@ func TestDeadSandboxIsStoppedAndRecreatedWithSandboxChangedEvent(t *testing.T) {
 	}
 
 	// Lost twice more: the instance of the first sandbox is pruned (two are
-	// kept for logs --previous), and the sandbox left empty goes with it.
-	for range 2 {
+	// kept for logs --previous), and the sandbox left empty goes with it;
+	// once more: the next sandbox's attempt follows the newest's, whose
+	// name is still taken, not the count of those left.
+	for range 3 {
 		h.clock.Step(time.Minute)
 		c := h.running(pod, "main")
 		if c == nil {
@@ -624,7 +626,7 @@ func TestDeadSandboxIsStoppedAndRecreatedWithSandboxChangedEvent(t *testing.T) {
 			t.Errorf("the first sandbox, empty, is still kept")
 		}
 	}
-	if len(sbs) != 2 || len(h.containers(pod)) != 2 {
+	if h.running(pod, "main") == nil || len(sbs) != 2 || len(h.containers(pod)) != 2 {
 		t.Errorf("sandboxes %v, containers %d: want the two holding the two kept instances", ids, len(h.containers(pod)))
 	}
 }

@@ -188,7 +188,14 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			publish(rp)
 			return left
 		}
-		if err := kl.createSandbox(ctx, pod, uint32(len(rp.Sandboxes))); err != nil {
+		// The next attempt follows the newest sandbox's, not their count:
+		// dead sandboxes are removed, and a reused attempt's name is still
+		// reserved by the runtime.
+		attempt := uint32(0)
+		if len(rp.Sandboxes) > 0 {
+			attempt = rp.Sandboxes[0].Metadata.GetAttempt() + 1
+		}
+		if err := kl.createSandbox(ctx, pod, attempt); err != nil {
 			if ctx.Err() != nil {
 				return 0
 			}

@@ -106,6 +106,15 @@ func (r *Runtime) RunPodSandbox(_ context.Context, cfg *runtimeapi.PodSandboxCon
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.call("RunPodSandbox")
+	// As containerd, a sandbox's name (pod and attempt) is reserved while
+	// the sandbox exists, whatever its state.
+	m := cfg.GetMetadata()
+	for id, s := range r.sandboxes {
+		o := s.s.GetMetadata()
+		if o.GetName() == m.GetName() && o.GetNamespace() == m.GetNamespace() && o.GetUid() == m.GetUid() && o.GetAttempt() == m.GetAttempt() {
+			return "", fmt.Errorf("failed to reserve sandbox name %q: reserved for %q", fmt.Sprintf("%s_%s_%s_%d", m.GetName(), m.GetNamespace(), m.GetUid(), m.GetAttempt()), id)
+		}
+	}
 	id := r.id("sb")
 	r.ipCounter++
 	r.sandboxes[id] = &sandbox{
