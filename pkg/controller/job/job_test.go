@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -56,6 +57,25 @@ func pods(job *batchv1.Job, phases ...corev1.PodPhase) []*corev1.Pod {
 	return out
 }
 
+// newController is a Job controller over a fake API that holds job, with
+// job in the controller's cache as its informer would have put it.
+func newController(ctx context.Context, job *batchv1.Job, clk *clocktesting.FakeClock) (*Controller, *fake.Clientset, informers.SharedInformerFactory) {
+	client := controllertest.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clk)
+	_, _ = client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+	return c, client, f
+}
+
+// addPods stores ps in the API and in the controller's cache.
+func addPods(ctx context.Context, client *fake.Clientset, f informers.SharedInformerFactory, ps ...*corev1.Pod) {
+	for _, p := range ps {
+		_, _ = client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+	}
+}
+
 const (
 	run  = corev1.PodRunning
 	ok   = corev1.PodSucceeded
@@ -96,16 +116,9 @@ func TestSync(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			client := controllertest.NewClientset()
-			f := informers.NewSharedInformerFactory(client, 0)
 			clk := clocktesting.NewFakeClock(now)
-			c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clk)
-			_, _ = client.BatchV1().Jobs("default").Create(ctx, tt.job, metav1.CreateOptions{})
-			_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(tt.job)
-			for _, p := range pods(tt.job, tt.phases...) {
-				_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
-				_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
-			}
+			c, client, f := newController(ctx, tt.job, clk)
+			addPods(ctx, client, f, pods(tt.job, tt.phases...)...)
 			client.ClearActions()
 			clk.Step(tt.after)
 			if err := c.sync(ctx, "default/pi"); err != nil {
@@ -152,12 +165,7 @@ func TestSync(t *testing.T) {
 
 func TestExpectationsPreventDoubleCreate(t *testing.T) {
 	ctx := context.Background()
-	client := controllertest.NewClientset()
-	f := informers.NewSharedInformerFactory(client, 0)
-	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
-	j := newJob(nil)
-	_, _ = client.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{})
-	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(j)
+	c, client, _ := newController(ctx, newJob(nil), clocktesting.NewFakeClock(now))
 	for range 3 {
 		if err := c.sync(ctx, "default/pi"); err != nil {
 			t.Fatal(err)
@@ -176,13 +184,9 @@ func TestExpectationsPreventDoubleCreate(t *testing.T) {
 
 func TestFailedPodsAreReplacedAfterBackoff(t *testing.T) {
 	ctx := context.Background()
-	client := controllertest.NewClientset()
-	f := informers.NewSharedInformerFactory(client, 0)
 	clk := clocktesting.NewFakeClock(now)
-	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clk)
 	j := newJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1); j.Spec.BackoffLimit = ptr.To[int32](6) })
-	_, _ = client.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{})
-	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(j)
+	c, client, f := newController(ctx, j, clk)
 	// Two failures, the last 5 s ago: the back-off is 10 s doubled once.
 	for i, p := range pods(j, fail, fail) {
 		finished := now.Add(-time.Duration(5+10*i) * time.Second)
@@ -222,17 +226,10 @@ func TestFailedPodsAreReplacedAfterBackoff(t *testing.T) {
 // as failed even after it is gone.
 func TestFailedOnceItsPodsStopped(t *testing.T) {
 	ctx := context.Background()
-	client := controllertest.NewClientset()
-	f := informers.NewSharedInformerFactory(client, 0)
-	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
 	job := newJob(nil)
-	_, _ = client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
-	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
 	ps := pods(job, fail, fail, fail, run)
-	for _, p := range ps {
-		_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
-		_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
-	}
+	addPods(ctx, client, f, ps...)
 	if err := c.sync(ctx, "default/pi"); err != nil {
 		t.Fatal(err)
 	}
@@ -271,15 +268,10 @@ func TestIndexedJobGivesEachPodItsIndex(t *testing.T) {
 		j.Spec.Parallelism = ptr.To[int32](4)
 		j.Status.CompletedIndexes = "3" // its pod is gone, the record stays
 	})
-	client := controllertest.NewClientset()
-	f := informers.NewSharedInformerFactory(client, 0)
-	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
-	_, _ = client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
-	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
 	done := pods(job, ok)[0]
 	done.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: "0"}
-	_ = f.Core().V1().Pods().Informer().GetIndexer().Add(done)
-	_, _ = client.CoreV1().Pods("default").Create(ctx, done, metav1.CreateOptions{})
+	addPods(ctx, client, f, done)
 	client.ClearActions()
 
 	if err := c.sync(ctx, "default/pi"); err != nil {
@@ -331,16 +323,9 @@ func TestFormatIndexes(t *testing.T) {
 func syncOnce(t *testing.T, job *batchv1.Job, ps []*corev1.Pod, after time.Duration) (*batchv1.Job, []*corev1.Pod, int) {
 	t.Helper()
 	ctx := context.Background()
-	client := controllertest.NewClientset()
-	f := informers.NewSharedInformerFactory(client, 0)
 	clk := clocktesting.NewFakeClock(now)
-	c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clk)
-	_, _ = client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
-	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
-	for _, p := range ps {
-		_, _ = client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
-		_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
-	}
+	c, client, f := newController(ctx, job, clk)
+	addPods(ctx, client, f, ps...)
 	client.ClearActions()
 	clk.Step(after)
 	if err := c.sync(ctx, job.Namespace+"/"+job.Name); err != nil {
@@ -565,16 +550,9 @@ func TestSuccessPolicy(t *testing.T) {
 	t.Run("the leader succeeded: the workers are stopped, then Complete", func(t *testing.T) {
 		ctx := context.Background()
 		job := withPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("0")})
-		client := controllertest.NewClientset()
-		f := informers.NewSharedInformerFactory(client, 0)
-		c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
-		_, _ = client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
-		_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(job)
+		c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
 		ps := indexedPods(job, ok, run, run, run, run)
-		for _, p := range ps {
-			_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
-			_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
-		}
+		addPods(ctx, client, f, ps...)
 		if err := c.sync(ctx, "default/pi"); err != nil {
 			t.Fatal(err)
 		}
@@ -832,20 +810,13 @@ func TestShrunkIndexedJob(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			client := controllertest.NewClientset()
-			f := informers.NewSharedInformerFactory(client, 0)
-			c := New(client, f.Batch().V1().Jobs(), f.Core().V1().Pods(), nil, clocktesting.NewFakeClock(now))
+			c, client, f := newController(ctx, tt.job, clocktesting.NewFakeClock(now))
 			c.PodFailureBackoff = 0
-			_, _ = client.BatchV1().Jobs("default").Create(ctx, tt.job, metav1.CreateOptions{})
-			_ = f.Batch().V1().Jobs().Informer().GetIndexer().Add(tt.job)
 			ps := indexedPods(tt.job, tt.phases...)
 			if tt.mutate != nil {
 				tt.mutate(ps)
 			}
-			for _, p := range ps {
-				_, _ = client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
-				_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
-			}
+			addPods(ctx, client, f, ps...)
 			client.ClearActions()
 			if err := c.sync(ctx, "default/pi"); err != nil {
 				t.Fatal(err)
