@@ -178,17 +178,8 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	controllerutil.RunWorkers(ctx, Name, c.queue, workers, c.sync)
 }
 
-func condTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
-	for _, c := range job.Status.Conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
-
 func finished(job *batchv1.Job) bool {
-	return condTrue(job, batchv1.JobComplete) || condTrue(job, batchv1.JobFailed)
+	return condition(&job.Status, batchv1.JobComplete) != nil || condition(&job.Status, batchv1.JobFailed) != nil
 }
 
 func (c *Controller) selector(job *batchv1.Job) (labels.Selector, error) {
@@ -303,15 +294,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		backoffLimit = *job.Spec.BackoffLimit
 	}
 	var failReason, failMessage string
-	successCond := condition(job, batchv1.JobSuccessCriteriaMet)
+	successCond := condition(&job.Status, batchv1.JobSuccessCriteriaMet)
+	failureTarget := condition(&job.Status, batchv1.JobFailureTarget)
 	switch {
 	case successCond != nil:
 		// The Job has succeeded; failures of the pods it is stopping
 		// change nothing.
-	case condition(job, batchv1.JobFailureTarget) != nil:
+	case failureTarget != nil:
 		// The verdict is in; the pods are still going.
-		ft := condition(job, batchv1.JobFailureTarget)
-		failReason, failMessage = ft.Reason, ft.Message
+		failReason, failMessage = failureTarget.Reason, failureTarget.Message
 	case failJob != "":
 		failReason, failMessage = batchv1.JobReasonPodFailurePolicy, failJob
 	case counted > backoffLimit || (job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && restarts > 0 && restarts >= backoffLimit && backoffLimit > 0):
@@ -443,9 +434,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 const completionsReachedMessage = "Reached expected number of succeeded pods"
 
-func condition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
-	for i := range job.Status.Conditions {
-		if c := &job.Status.Conditions[i]; c.Type == t && c.Status == corev1.ConditionTrue {
+// condition is st's true condition of type t, or nil.
+func condition(st *batchv1.JobStatus, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range st.Conditions {
+		if c := &st.Conditions[i]; c.Type == t && c.Status == corev1.ConditionTrue {
 			return c
 		}
 	}
@@ -455,10 +447,8 @@ func condition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobConditi
 // setCondition adds a true condition of type t unless there is one; true
 // if it added it.
 func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg string, now time.Time) bool {
-	for _, c := range st.Conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return false
-		}
+	if condition(st, t) != nil {
+		return false
 	}
 	st.Conditions = append(st.Conditions, batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg,
 		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
