@@ -472,7 +472,7 @@ func (kl *Kubelet) containerEnv(ctx context.Context, pod *v1.Pod, c *v1.Containe
 			if ref.ContainerName == "" {
 				ref.ContainerName = c.Name
 			}
-			v, err := volume.ResourceValue(pod, ref, kl.allocatable())
+			v, err := volume.ResourceValue(pod, ref, kl.allocatable)
 			if err != nil {
 				return nil, err
 			}

@@ -116,7 +116,7 @@ func (m *Manager) setUpOne(ctx context.Context, pod *v1.Pod, vol v1.Volume) (str
 		}
 		return dir, writeAtomic(dir, files)
 	case vol.DownwardAPI != nil:
-		files, err := downwardFiles(pod, vol.DownwardAPI.Items, vol.DownwardAPI.DefaultMode, m.allocatable())
+		files, err := downwardFiles(pod, vol.DownwardAPI.Items, vol.DownwardAPI.DefaultMode, m.Allocatable)
 		if err != nil {
 			return "", err
 		}
@@ -308,14 +308,7 @@ func (m *Manager) secretFiles(ctx context.Context, ns, name string, items []v1.K
 	return project(data, items, mode, opt, fmt.Sprintf("secret %q", name))
 }
 
-func (m *Manager) allocatable() v1.ResourceList {
-	if m.Allocatable == nil {
-		return nil
-	}
-	return m.Allocatable()
-}
-
-func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *int32, allocatable v1.ResourceList) (map[string]file, error) {
+func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *int32, allocatable func() v1.ResourceList) (map[string]file, error) {
 	mode := modeOr(defaultMode, v1.DownwardAPIVolumeSourceDefaultMode)
 	out := map[string]file{}
 	for _, it := range items {
@@ -365,7 +358,7 @@ func (m *Manager) projectedFiles(ctx context.Context, pod *v1.Pod, p *v1.Project
 		case src.Secret != nil:
 			err = merge(m.secretFiles(ctx, pod.Namespace, src.Secret.Name, src.Secret.Items, mode, src.Secret.Optional))
 		case src.DownwardAPI != nil:
-			err = merge(downwardFiles(pod, src.DownwardAPI.Items, mode, m.allocatable()))
+			err = merge(downwardFiles(pod, src.DownwardAPI.Items, mode, m.Allocatable))
 		case src.ServiceAccountToken != nil:
 			tokens, ok := m.Source.(TokenSource)
 			if !ok {
@@ -437,7 +430,8 @@ func FieldValue(pod *v1.Pod, path string) (string, error) {
 
 // ResourceValue resolves a resourceFieldRef. A limit the container does not
 // set is the node's allocatable amount (upstream's rule), a missing request 0.
-func ResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error) {
+// allocatable (nil: none known) is asked only for such a limit: it reads the host.
+func ResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable func() v1.ResourceList) (string, error) {
 	var c *v1.Container
 	if ref.ContainerName == "" && len(pod.Spec.Containers) > 0 {
 		c = &pod.Spec.Containers[0]
@@ -461,8 +455,8 @@ func ResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable v1.Re
 		list = c.Resources.Limits
 	}
 	q, ok := list[v1.ResourceName(name)]
-	if !ok && kind == "limits" {
-		q, ok = allocatable[v1.ResourceName(name)]
+	if !ok && kind == "limits" && allocatable != nil {
+		q, ok = allocatable()[v1.ResourceName(name)]
 	}
 	if !ok {
 		return "0", nil
