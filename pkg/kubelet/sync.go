@@ -475,8 +475,10 @@ type startEnv struct {
 func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Container, prev *runtimeapi.ContainerStatus, env *startEnv) (time.Duration, bool) {
 	waiting := env.waiting
 	key := string(pod.UID) + "/" + c.Name
-	attempt := nextAttemptFromLogs(filepath.Join(env.sandboxCfg.LogDirectory, c.Name))
-	if prev != nil {
+	var attempt uint32
+	if prev == nil {
+		attempt = nextAttemptFromLogs(filepath.Join(env.sandboxCfg.LogDirectory, c.Name))
+	} else {
 		attempt = prev.Metadata.GetAttempt() + 1
 		finished := time.Unix(0, prev.FinishedAt)
 		if in, left := kl.crashBackoff.InBackOffSince(key, finished); in {
