@@ -277,15 +277,20 @@ func copyLines(ctx context.Context, req rest.ResponseWrapper, out io.Writer) err
 
 var containerInFieldPath = regexp.MustCompile(`spec\.(initContainers|containers|ephemeralContainers)\{(.+)\}`)
 
+// containerOf is the container a log stream's reference names in its
+// field path, or "".
+func containerOf(ref corev1.ObjectReference) string {
+	if m := containerInFieldPath.FindStringSubmatch(ref.FieldPath); m != nil {
+		return m[2]
+	}
+	return ""
+}
+
 func (o *Options) withPrefix(ref corev1.ObjectReference, w io.Writer) io.Writer {
 	if !o.Prefix || ref.FieldPath == "" || ref.Name == "" {
 		return w
 	}
-	container := ""
-	if m := containerInFieldPath.FindStringSubmatch(ref.FieldPath); m != nil {
-		container = m[2]
-	}
-	return &prefixWriter{prefix: []byte(fmt.Sprintf("[pod/%s/%s] ", ref.Name, container)), w: w}
+	return &prefixWriter{prefix: []byte(fmt.Sprintf("[pod/%s/%s] ", ref.Name, containerOf(ref))), w: w}
 }
 
 // ordered lists the streams pod by pod (in the listed order), and within
@@ -316,38 +321,38 @@ func ordered(requests map[corev1.ObjectReference]rest.ResponseWrapper, obj runti
 			add(&t.Items[i])
 		}
 	}
-	refs := make([]corev1.ObjectReference, 0, len(requests))
+	// Each stream's sort key, computed once rather than per comparison.
+	type keyed struct {
+		ref       corev1.ObjectReference
+		pod, cont int
+	}
+	keys := make([]keyed, 0, len(requests))
 	for ref := range requests {
-		refs = append(refs, ref)
+		k := keyed{ref: ref, pod: len(podRank), cont: len(containerRank)}
+		if p, ok := podRank[ref.Name]; ok {
+			k.pod = p
+		}
+		if c, ok := containerRank[ref.Name+"/"+containerOf(ref)]; ok {
+			k.cont = c
+		}
+		keys = append(keys, k)
 	}
-	rank := func(r corev1.ObjectReference) (int, string, int, string) {
-		p, ok := podRank[r.Name]
-		if !ok {
-			p = len(podRank)
-		}
-		c := ""
-		if m := containerInFieldPath.FindStringSubmatch(r.FieldPath); m != nil {
-			c = m[2]
-		}
-		ci, ok := containerRank[r.Name+"/"+c]
-		if !ok {
-			ci = len(containerRank)
-		}
-		return p, r.Name, ci, r.FieldPath
-	}
-	sort.Slice(refs, func(i, j int) bool {
-		pi, ni, ci, fi := rank(refs[i])
-		pj, nj, cj, fj := rank(refs[j])
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
 		switch {
-		case pi != pj:
-			return pi < pj
-		case ni != nj:
-			return ni < nj
-		case ci != cj:
-			return ci < cj
+		case a.pod != b.pod:
+			return a.pod < b.pod
+		case a.ref.Name != b.ref.Name:
+			return a.ref.Name < b.ref.Name
+		case a.cont != b.cont:
+			return a.cont < b.cont
 		}
-		return strings.Compare(fi, fj) < 0
+		return strings.Compare(a.ref.FieldPath, b.ref.FieldPath) < 0
 	})
+	refs := make([]corev1.ObjectReference, len(keys))
+	for i, k := range keys {
+		refs[i] = k.ref
+	}
 	return refs
 }
 
