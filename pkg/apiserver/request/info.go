@@ -29,9 +29,8 @@ type Info struct {
 	// Parts are the path segments after the version, for error messages.
 	Parts []string
 
-	// Warnings for the client, as Warning headers (see Warn).
+	// The response's headers, where warnings go (see Warn).
 	header http.Header
-	warned []string
 }
 
 // WarnTo sends the request's warnings to h, the response's headers.
@@ -41,11 +40,13 @@ func (i *Info) WarnTo(h http.Header) { i.header = h }
 // however often a retried write repeats it; without WarnTo it is dropped.
 // Like the response's headers, it belongs to the request's goroutine.
 func (i *Info) Warn(msg string) {
-	if i.header == nil || slices.Contains(i.warned, msg) {
+	if i.header == nil {
 		return
 	}
-	i.warned = append(i.warned, msg)
-	i.header.Add("Warning", "299 - "+strconv.Quote(msg))
+	// The headers already hold what was sent.
+	if v := "299 - " + strconv.Quote(msg); !slices.Contains(i.header.Values("Warning"), v) {
+		i.header.Add("Warning", v)
+	}
 }
 
 // Parse reads the request info from r. It never fails: a path it does not
