@@ -13,6 +13,11 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 )
 
+// isIndexed says whether job runs one pod per completion index.
+func isIndexed(job *batchv1.Job) bool {
+	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion && job.Spec.Completions != nil
+}
+
 // withCompletionIndex gives an Indexed Job's pod what upstream does: the
 // hostname <job>-<index> and JOB_COMPLETION_INDEX in every container, read
 // from the index label as upstream's pods do since PodIndexLabel went GA.

@@ -257,7 +257,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	st := job.Status.DeepCopy()
-	indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion && job.Spec.Completions != nil
+	indexed := isIndexed(job)
 	perIndex := hasBackoffLimitPerIndex(job)
 	var done, failedIdx map[int]bool
 	if indexed {

@@ -16,8 +16,7 @@ import (
 // upstream keeps them.
 
 func hasBackoffLimitPerIndex(job *batchv1.Job) bool {
-	return job.Spec.BackoffLimitPerIndex != nil && job.Spec.CompletionMode != nil &&
-		*job.Spec.CompletionMode == batchv1.IndexedCompletion && job.Spec.Completions != nil
+	return job.Spec.BackoffLimitPerIndex != nil && isIndexed(job)
 }
 
 // isPodFailed says whether p is a failure of its index: Failed, or, unless
