@@ -482,9 +482,9 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		attempt = prev.Metadata.GetAttempt() + 1
 		finished := time.Unix(0, prev.FinishedAt)
 		if in, left := kl.crashBackoff.InBackOffSince(key, finished); in {
-			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", kl.crashBackoff.Delay(key), c.Name, pod.Name, pod.Namespace, pod.UID)
+			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", kl.crashBackoff.Delay(key), c.Name, podDesc(pod))
 			waiting[c.Name] = &v1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff, Message: msg}
-			kl.recorder.Eventf(events.ContainerRef(pod, c.Name), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
+			kl.recorder.Eventf(events.ContainerRef(pod, c.Name), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podDesc(pod))
 			return left, false
 		}
 		kl.crashBackoff.Next(key, kl.clock.Now())
