@@ -181,8 +181,10 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	if err != nil {
 		return err
 	}
-	// A bad -o fails before anything is sent.
-	if _, err := o.printer("", dry); err != nil {
+	// A bad -o fails before anything is sent. With -o yaml|json this is
+	// also the printer of the objects themselves.
+	wholePrinter, err := o.printer("", dry)
+	if err != nil {
 		return err
 	}
 	validator, err := NewValidator(f, o.Validate)
@@ -214,12 +216,6 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	// and apply prints them together at the end, as one List when
 	// there are several; otherwise each gets its "created" line.
 	whole := o.PrintFlags.OutputFormat != nil && *o.PrintFlags.OutputFormat != "" && *o.PrintFlags.OutputFormat != "name"
-	var wholePrinter printers.ResourcePrinter
-	if whole {
-		if wholePrinter, err = o.printer("", dry); err != nil {
-			return err
-		}
-	}
 	// As with kubectl, an object the server refuses does not stop the
 	// others; every failure is reported at the end.
 	var errs []error
