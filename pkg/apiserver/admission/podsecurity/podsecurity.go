@@ -101,8 +101,10 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 				fmt.Errorf("violates PodSecurity %q: %s", enforce.String(), strings.Join(violations, ", ")))
 		}
 	}
-	// Workloads are never refused, only warned about, as upstream.
-	if warn.level != Privileged {
+	// Workloads are never refused, only warned about, as upstream. A pod
+	// that passed enforce at the warn level (the usual case: warn follows
+	// enforce) has nothing to be warned about.
+	if warn.level != Privileged && !(isPod && warn.level == enforce.level) {
 		if violations := Check(warn.level, meta, spec); len(violations) > 0 {
 			admission.Warn(ctx, fmt.Sprintf("would violate PodSecurity %q: %s", warn.String(), strings.Join(violations, ", ")))
 		}
