@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,13 +15,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 )
 
 // decodeObject decodes a JSON body into st's type, applies defaults, and
 // handles unknown fields as the request's fieldValidation asks: Strict
 // refuses them (400), Warn (the default) answers with Warning headers,
 // Ignore drops them silently.
-func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store, body []byte, mediaType string) (runtime.Object, error) {
+// Warnings go through the request info, which sends each once however
+// often a retried patch decodes.
+func (h *Handler) decodeObject(r *http.Request, st *Store, body []byte, mediaType string) (runtime.Object, error) {
 	mode := fieldValidation(r)
 	gvk := st.GroupVersionKind()
 	var dec runtime.Decoder = h.strict
@@ -38,12 +41,13 @@ func (h *Handler) decodeObject(w http.ResponseWriter, r *http.Request, st *Store
 		case "Strict":
 			return nil, undecodable(got, gvk, body, err)
 		case "Warn":
+			info, _ := request.InfoFrom(r.Context())
 			if se, ok := err.(interface{ Errors() []error }); ok {
 				for _, e := range se.Errors() {
-					addWarning(w, e.Error())
+					info.Warn(e.Error())
 				}
 			} else {
-				addWarning(w, err.Error())
+				info.Warn(err.Error())
 			}
 		}
 	}
@@ -92,10 +96,6 @@ func fieldValidation(r *http.Request) string {
 		return v
 	}
 	return metav1.FieldValidationWarn
-}
-
-func addWarning(w http.ResponseWriter, msg string) {
-	w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
 }
 
 // writeOptions reads the query options of a create (POST), update (PUT) or

@@ -133,7 +133,11 @@ func (h *Handler) Store(gr schema.GroupResource) (*Store, bool) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info, ok := request.InfoFrom(r.Context())
 	if !ok {
+		// Served without the router's middleware: decode warnings go
+		// through the request info, so keep one in the context.
 		info = request.Parse(r)
+		info.WarnTo(w.Header())
+		r = r.WithContext(request.WithInfo(r.Context(), info))
 	}
 	if !info.IsResourceRequest {
 		writeError(w, r, notFound(r))

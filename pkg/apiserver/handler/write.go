@@ -197,7 +197,7 @@ func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) 
 	if err != nil {
 		return nil, false, err
 	}
-	obj, err := h.decodeObject(w, r, st, body, mt)
+	obj, err := h.decodeObject(r, st, body, mt)
 	return obj, dry, err
 }
 
@@ -316,7 +316,6 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, unsupportedMediaType(patchTypes))
 		return
 	}
-	var warned bool
 	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, func(cur runtime.Object) (runtime.Object, error) {
 		setKind(cur, st.GroupVersionKind())
 		curJSON, err := runtime.Encode(h.json, cur)
@@ -330,22 +329,9 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 			return nil, failure(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 				fmt.Sprintf("the patch could not be applied to %s %q: %v", st.groupResource(), name, err))
 		}
-		// Warnings go out once, not once per conflict retry.
-		ww := w
-		if warned {
-			ww = discardHeaders{}
-		}
-		warned = true
-		return h.decodeObject(ww, r, st, patched, "application/json")
+		return h.decodeObject(r, st, patched, "application/json")
 	})
 }
-
-// discardHeaders swallows warnings written while retrying.
-type discardHeaders struct{}
-
-func (discardHeaders) Header() http.Header         { return http.Header{} }
-func (discardHeaders) Write(b []byte) (int, error) { return len(b), nil }
-func (discardHeaders) WriteHeader(int)             {}
 
 // readyToGo reports whether an object being deleted has nothing left
 // holding it: no finalizers, grace period over, no spec finalizers.
