@@ -85,16 +85,17 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
-	var dryRunSuffix string
+	dry := cmdutil.DryRunNone
 	switch o.DryRun {
 	case "", "none", "false":
 	case "client", "true":
-		dryRunSuffix = " (dry run)"
+		dry = cmdutil.DryRunClient
 	case "server":
-		dryRunSuffix = " (server dry run)"
+		dry = cmdutil.DryRunServer
 	default:
 		return fmt.Errorf(`Invalid dry-run value (%v). Must be "none", "server", or "client".`, o.DryRun) //nolint:staticcheck // kubectl's words
 	}
+	dryRunSuffix := map[cmdutil.DryRunStrategy]string{cmdutil.DryRunClient: " (dry run)", cmdutil.DryRunServer: " (server dry run)"}[dry]
 	if o.Now {
 		if o.GracePeriod != -1 {
 			return fmt.Errorf("--now and --grace-period cannot be specified together")
@@ -134,7 +135,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		return err
 	}
 	opts := &metav1.DeleteOptions{PropagationPolicy: &policy}
-	if dryRunSuffix == " (server dry run)" {
+	if dry == cmdutil.DryRunServer {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	if o.GracePeriod >= 0 {
@@ -154,7 +155,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 			fmt.Fprintln(o.streams.ErrOut, "Warning: deleting cluster-scoped resources, not scoped to the provided namespace")
 			warnClusterScope = false
 		}
-		if dryRunSuffix == " (dry run)" {
+		if dry == cmdutil.DryRunClient {
 			o.print(info, dryRunSuffix)
 			return nil
 		}
@@ -170,7 +171,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 				uids[info.Namespace+"/"+info.Name] = uid
 			}
 		}
-		if dryRunSuffix == "" {
+		if dry == cmdutil.DryRunNone {
 			deleted = append(deleted, info)
 		}
 		o.print(info, dryRunSuffix)
