@@ -456,14 +456,14 @@ func validateSpecUpdate(newJ, oldJ *batchv1.Job, fldPath *field.Path) field.Erro
 // job may be resized (elastic indexed jobs) when completions and
 // parallelism change together.
 func validateCompletionsUpdate(spec, old *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
-	if ptr.Deref(spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion {
-		if !apiequality.Semantic.DeepEqual(spec.Completions, old.Completions) {
-			return field.ErrorList{field.Invalid(fldPath, spec.Completions, "field is immutable")}
-		}
+	if ptr.Equal(spec.Completions, old.Completions) {
 		return nil
 	}
+	if ptr.Deref(spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion {
+		return field.ErrorList{field.Invalid(fldPath, spec.Completions, "field is immutable")}
+	}
 	// A nil completions is already refused for an Indexed job.
-	if spec.Completions == nil || ptr.Equal(spec.Completions, old.Completions) {
+	if spec.Completions == nil {
 		return nil
 	}
 	if *spec.Completions != ptr.Deref(spec.Parallelism, 0) {
@@ -483,7 +483,7 @@ func validateTemplateUpdate(newJ, oldJ *batchv1.Job, fldPath *field.Path) field.
 		t.Labels, t.Annotations = old.Labels, old.Annotations
 		t.Spec.NodeSelector = old.Spec.NodeSelector
 		t.Spec.Tolerations = old.Spec.Tolerations
-		t.Spec.Affinity = withNodeAffinityOf(old.Spec.Affinity, t.Spec.Affinity)
+		keepNodeAffinityOf(t, old.Spec.Affinity)
 		t.Spec.SchedulingGates = old.Spec.SchedulingGates
 	}
 	if !apiequality.Semantic.DeepEqual(t, old) {
@@ -492,24 +492,21 @@ func validateTemplateUpdate(newJ, oldJ *batchv1.Job, fldPath *field.Path) field.
 	return nil
 }
 
-// withNodeAffinityOf returns cur's affinity carrying old's node affinity,
-// so that comparing it with old ignores node affinity alone: only where a
-// job's pods may run is a scheduling directive; pod (anti-)affinity stays
-// fixed, as upstream.
-func withNodeAffinityOf(old, cur *corev1.Affinity) *corev1.Affinity {
+// keepNodeAffinityOf gives t (a copy) old's node affinity, so that comparing
+// t with old ignores node affinity alone: only where a job's pods may run is
+// a scheduling directive; pod (anti-)affinity stays fixed, as upstream.
+func keepNodeAffinityOf(t *corev1.PodTemplateSpec, old *corev1.Affinity) {
 	var node *corev1.NodeAffinity
 	if old != nil {
 		node = old.NodeAffinity
 	}
-	out := &corev1.Affinity{}
-	if cur != nil {
-		out = cur.DeepCopy()
+	if t.Spec.Affinity == nil {
+		t.Spec.Affinity = &corev1.Affinity{}
 	}
-	out.NodeAffinity = node
-	if old == nil && out.PodAffinity == nil && out.PodAntiAffinity == nil {
-		return nil
+	t.Spec.Affinity.NodeAffinity = node
+	if old == nil && *t.Spec.Affinity == (corev1.Affinity{}) {
+		t.Spec.Affinity = nil
 	}
-	return out
 }
 
 func validateStatus(status *batchv1.JobStatus, fldPath *field.Path) field.ErrorList {
