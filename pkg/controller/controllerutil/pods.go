@@ -1,6 +1,8 @@
 package controllerutil
 
 import (
+	"slices"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,4 +125,12 @@ func LessUseful(a, b *corev1.Pod) bool {
 		return b.CreationTimestamp.Before(&a.CreationTimestamp)
 	}
 	return a.Name > b.Name
+}
+
+// PodsToDelete is the n least useful of pods (LessUseful), the ones
+// upstream's controllers delete first; pods itself is left as it is.
+func PodsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
+	sorted := slices.Clone(pods)
+	sort.SliceStable(sorted, func(i, j int) bool { return LessUseful(sorted[i], sorted[j]) })
+	return sorted[:n]
 }

@@ -467,25 +467,15 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 	case diff > 0 || len(stray) > 0:
 		// Upstream only deletes in such a sync: the pods to create are
 		// counted once the strays are gone.
-		victims := slices.Clip(stray)
 		var rest []*corev1.Pod
 		for _, p := range active {
 			if !slices.Contains(stray, p) {
 				rest = append(rest, p)
 			}
 		}
-		slices.SortStableFunc(rest, func(a, b *corev1.Pod) int {
-			switch {
-			case controllerutil.LessUseful(a, b):
-				return -1
-			case controllerutil.LessUseful(b, a):
-				return 1
-			}
-			return 0
-		})
-		victims = append(victims, rest...)
 		n := max(diff, len(stray))
-		return -n, c.deletePods(ctx, job, key, victims[:n])
+		victims := append(slices.Clip(stray), controllerutil.PodsToDelete(rest, n-len(stray))...)
+		return -n, c.deletePods(ctx, job, key, victims)
 	case diff < 0:
 		n := max(-diff-holding, 0)
 		var next chan int

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -262,7 +261,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.
 		}
 	case diff > 0:
 		n := min(diff, burstReplicas)
-		victims := podsToDelete(active, n)
+		victims := controllerutil.PodsToDelete(active, n)
 		c.deletions.Expect(key, victims)
 		var errs []error
 		for _, p := range victims {
@@ -332,13 +331,6 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// podsToDelete ranks pods as upstream does: the least useful go first.
-func podsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
-	sorted := append([]*corev1.Pod(nil), pods...)
-	sort.SliceStable(sorted, func(i, j int) bool { return controllerutil.LessUseful(sorted[i], sorted[j]) })
-	return sorted[:n]
 }
 
 func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, manageErr error) error {
