@@ -25,8 +25,7 @@ import (
 // Ignore drops them silently.
 // Warnings go through the request info, which sends each once however
 // often a retried patch decodes.
-func (h *Handler) decodeObject(r *http.Request, st *Store, body []byte, mediaType string) (runtime.Object, error) {
-	mode := fieldValidation(r)
+func (h *Handler) decodeObject(r *http.Request, st *Store, body []byte, mediaType, mode string) (runtime.Object, error) {
 	gvk := st.GroupVersionKind()
 	var dec runtime.Decoder = h.strict
 	if mediaType == protobufType {
@@ -89,48 +88,43 @@ func bodySummary(body []byte) string {
 	return hex.EncodeToString(head) + more
 }
 
-// fieldValidation is the request's unknown-field handling; writeOptions has
-// checked the value already.
-func fieldValidation(r *http.Request) string {
-	if v := r.URL.Query().Get("fieldValidation"); v != "" {
-		return v
-	}
-	return metav1.FieldValidationWarn
-}
-
 // writeOptions reads the query options of a create (POST), update (PUT) or
-// patch of media type mt and reports whether it is a dry run. Bad values
-// are a 422 naming the options kind, as upstream's
+// patch of media type mt: whether it is a dry run, and how unknown fields
+// are handled (fieldValidation, Warn unless set). Bad values are a 422
+// naming the options kind, as upstream's
 // `CreateOptions.meta.k8s.io "" is invalid: ...`.
-func writeOptions(r *http.Request, mt string) (bool, error) {
+func writeOptions(r *http.Request, mt string) (dry bool, fieldValidation string, err error) {
 	q := r.URL.Query()
 	var kind string
-	var dry []string
+	var dryRun []string
 	var errs field.ErrorList
 	switch r.Method {
 	case http.MethodPost:
 		opts := &metav1.CreateOptions{}
 		if err := metav1.Convert_url_Values_To_v1_CreateOptions(&q, opts, nil); err != nil {
-			return false, apierrors.NewBadRequest(err.Error())
+			return false, "", apierrors.NewBadRequest(err.Error())
 		}
-		kind, dry, errs = "CreateOptions", opts.DryRun, metav1validation.ValidateCreateOptions(opts)
+		kind, dryRun, fieldValidation, errs = "CreateOptions", opts.DryRun, opts.FieldValidation, metav1validation.ValidateCreateOptions(opts)
 	case http.MethodPatch:
 		opts := &metav1.PatchOptions{}
 		if err := metav1.Convert_url_Values_To_v1_PatchOptions(&q, opts, nil); err != nil {
-			return false, apierrors.NewBadRequest(err.Error())
+			return false, "", apierrors.NewBadRequest(err.Error())
 		}
-		kind, dry, errs = "PatchOptions", opts.DryRun, metav1validation.ValidatePatchOptions(opts, types.PatchType(mt))
+		kind, dryRun, fieldValidation, errs = "PatchOptions", opts.DryRun, opts.FieldValidation, metav1validation.ValidatePatchOptions(opts, types.PatchType(mt))
 	default:
 		opts := &metav1.UpdateOptions{}
 		if err := metav1.Convert_url_Values_To_v1_UpdateOptions(&q, opts, nil); err != nil {
-			return false, apierrors.NewBadRequest(err.Error())
+			return false, "", apierrors.NewBadRequest(err.Error())
 		}
-		kind, dry, errs = "UpdateOptions", opts.DryRun, metav1validation.ValidateUpdateOptions(opts)
+		kind, dryRun, fieldValidation, errs = "UpdateOptions", opts.DryRun, opts.FieldValidation, metav1validation.ValidateUpdateOptions(opts)
 	}
 	if len(errs) > 0 {
-		return false, optionsInvalid(kind, errs)
+		return false, "", optionsInvalid(kind, errs)
 	}
-	return len(dry) > 0, nil
+	if fieldValidation == "" {
+		fieldValidation = metav1.FieldValidationWarn
+	}
+	return len(dryRun) > 0, fieldValidation, nil
 }
 
 // optionsInvalid is upstream's 422 for bad request options.

@@ -19,7 +19,7 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 		writeError(w, r, err)
 		return
 	}
-	dry, err := writeOptions(r, mt)
+	dry, _, err := writeOptions(r, mt)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -54,7 +54,7 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		writeError(w, r, err)
 		return
 	}
-	dry, err := writeOptions(r, mt)
+	dry, _, err := writeOptions(r, mt)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -193,11 +193,11 @@ func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) 
 	if err != nil {
 		return nil, false, err
 	}
-	dry, err := writeOptions(r, mt)
+	dry, fieldValidation, err := writeOptions(r, mt)
 	if err != nil {
 		return nil, false, err
 	}
-	obj, err := h.decodeObject(r, st, body, mt)
+	obj, err := h.decodeObject(r, st, body, mt, fieldValidation)
 	return obj, dry, err
 }
 
@@ -294,7 +294,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, err)
 		return
 	}
-	dry, err := writeOptions(r, mt)
+	dry, fieldValidation, err := writeOptions(r, mt)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -329,7 +329,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 			return nil, failure(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 				fmt.Sprintf("the patch could not be applied to %s %q: %v", st.groupResource(), name, err))
 		}
-		return h.decodeObject(r, st, patched, "application/json")
+		return h.decodeObject(r, st, patched, "application/json", fieldValidation)
 	})
 }
 
