@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -260,18 +261,19 @@ func (c *Controller) markPodsNotReady(ctx context.Context, n *corev1.Node, now m
 		if !ok || p.Spec.NodeName != n.Name {
 			continue
 		}
+		stillReady := func(cond corev1.PodCondition) bool {
+			return cond.Type == corev1.PodReady && cond.Status != corev1.ConditionFalse
+		}
+		// Most passes find the pods marked already: copy only to change.
+		if !slices.ContainsFunc(p.Status.Conditions, stillReady) {
+			continue
+		}
 		next := p.DeepCopy()
-		changed := false
 		for i := range next.Status.Conditions {
-			cond := &next.Status.Conditions[i]
-			if cond.Type == corev1.PodReady && cond.Status != corev1.ConditionFalse {
+			if cond := &next.Status.Conditions[i]; stillReady(*cond) {
 				cond.Status = corev1.ConditionFalse
 				cond.LastTransitionTime = now
-				changed = true
 			}
-		}
-		if !changed {
-			continue
 		}
 		_, err := c.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
