@@ -243,7 +243,7 @@ func (d *discovery) serveGroups(w http.ResponseWriter, r *http.Request) {
 func (d *discovery) serveGroup(w http.ResponseWriter, r *http.Request) {
 	body, ok := d.groups[chi.URLParam(r, "group")]
 	if !ok {
-		handler.WriteError(w, r, notFoundError())
+		handler.WriteError(w, r, handler.NotFound(r))
 		return
 	}
 	writeJSON(w, body)
@@ -253,7 +253,7 @@ func (d *discovery) serveResources(w http.ResponseWriter, r *http.Request) {
 	gv := schema.GroupVersion{Group: chi.URLParam(r, "group"), Version: chi.URLParam(r, "version")}
 	body, ok := d.resources[gv]
 	if !ok {
-		handler.WriteError(w, r, notFoundError())
+		handler.WriteError(w, r, handler.NotFound(r))
 		return
 	}
 	writeJSON(w, body)

@@ -6,13 +6,11 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
@@ -131,12 +129,3 @@ func (s *statusRecorder) Flush() {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-func notFoundError() error {
-	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "",
-		"the server could not find the requested resource", 0, false)
-}
-
-func methodNotAllowedError(r *http.Request) error {
-	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, strings.ToLower(r.Method), schema.GroupResource{}, "", "", 0, false)
-}

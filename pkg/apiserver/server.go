@@ -124,10 +124,10 @@ func (s *Server) router(ctx context.Context, resources []*registry.Resource, pro
 	r := chi.NewRouter()
 	r.Use(recoverPanics, withRequestInfo, newStackPool(ctx, defaultStackWorkers).middleware, m.middleware, s.authenticate, s.impersonate, s.authorize)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
-		handler.WriteError(w, req, notFoundError())
+		handler.WriteError(w, req, handler.NotFound(req))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
-		handler.WriteError(w, req, methodNotAllowedError(req))
+		handler.WriteError(w, req, handler.MethodNotAllowed(req))
 	})
 	r.Get("/version", serveVersion())
 	if profiling {

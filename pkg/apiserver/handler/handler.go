@@ -140,12 +140,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(request.WithInfo(r.Context(), info))
 	}
 	if !info.IsResourceRequest {
-		writeError(w, r, notFound(r))
+		writeError(w, r, NotFound(r))
 		return
 	}
 	st, ok := h.stores[gvr{info.APIGroup, info.APIVersion, info.Resource}]
 	if !ok {
-		writeError(w, r, notFound(r))
+		writeError(w, r, NotFound(r))
 		return
 	}
 	ns := info.Namespace
@@ -155,7 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ns = ""
 	}
 	if len(info.Parts) > 3 || (!st.Namespaced && ns != "") || (st.Namespaced && ns == "" && name != "") {
-		writeError(w, r, notFound(r))
+		writeError(w, r, NotFound(r))
 		return
 	}
 	switch sub {
@@ -163,13 +163,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveMain(w, r, info, st, ns, name)
 	case "status":
 		if st.Status == nil {
-			writeError(w, r, notFound(r))
+			writeError(w, r, NotFound(r))
 			return
 		}
 		h.serveStatus(w, r, st, ns, name)
 	case "scale":
 		if st.Scale == nil {
-			writeError(w, r, notFound(r))
+			writeError(w, r, NotFound(r))
 			return
 		}
 		h.serveScale(w, r, st, ns, name)
@@ -184,7 +184,7 @@ func (h *Handler) serveMain(w http.ResponseWriter, r *http.Request, info *reques
 		h.list(w, r, st, ns)
 	case name == "" && r.Method == http.MethodPost:
 		if st.Namespaced && ns == "" {
-			writeError(w, r, notFound(r))
+			writeError(w, r, NotFound(r))
 			return
 		}
 		h.create(w, r, st, ns)
@@ -203,7 +203,7 @@ func (h *Handler) serveMain(w http.ResponseWriter, r *http.Request, info *reques
 	case name != "" && r.Method == http.MethodDelete:
 		h.delete(w, r, st, ns, name)
 	default:
-		writeError(w, r, methodNotAllowed(r))
+		writeError(w, r, MethodNotAllowed(r))
 	}
 }
 
@@ -216,7 +216,7 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request, st *Store,
 	case http.MethodPatch:
 		h.patch(w, r, st, ns, name, statusEndpoint)
 	default:
-		writeError(w, r, methodNotAllowed(r))
+		writeError(w, r, MethodNotAllowed(r))
 	}
 }
 
@@ -224,19 +224,19 @@ func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request, st *Store, 
 	switch {
 	case st.Name == "pods" && st.GroupVersion.Group == "" && sub == "binding":
 		if r.Method != http.MethodPost {
-			writeError(w, r, methodNotAllowed(r))
+			writeError(w, r, MethodNotAllowed(r))
 			return
 		}
 		h.bind(w, r, st, ns, name)
 	case st.Name == "pods" && st.GroupVersion.Group == "" && sub == "log":
 		if r.Method != http.MethodGet {
-			writeError(w, r, methodNotAllowed(r))
+			writeError(w, r, MethodNotAllowed(r))
 			return
 		}
 		h.podLog(w, r, st, ns, name)
 	case st.Finalize != nil && sub == "finalize":
 		if r.Method != http.MethodPut {
-			writeError(w, r, methodNotAllowed(r))
+			writeError(w, r, MethodNotAllowed(r))
 			return
 		}
 		h.update(w, r, st, ns, name, finalizeEndpoint)
@@ -250,13 +250,14 @@ func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request, st *Store, 
 	}
 }
 
-func notFound(r *http.Request) error {
+// NotFound is the answer to a path nothing serves.
+func NotFound(r *http.Request) error {
 	return apierrors.NewGenericServerResponse(http.StatusNotFound, strings.ToLower(r.Method), schema.GroupResource{}, "",
 		"the server could not find the requested resource", 0, false)
 }
 
-// methodNotAllowed is upstream's answer to a verb a path does not serve.
-func methodNotAllowed(r *http.Request) error {
+// MethodNotAllowed is upstream's answer to a verb a path does not serve.
+func MethodNotAllowed(r *http.Request) error {
 	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, strings.ToLower(r.Method), schema.GroupResource{}, "", "", 0, false)
 }
 

@@ -42,7 +42,7 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		return
 	case http.MethodPut, http.MethodPatch:
 	default:
-		writeError(w, r, methodNotAllowed(r))
+		writeError(w, r, MethodNotAllowed(r))
 		return
 	}
 	accepted := objectTypes
