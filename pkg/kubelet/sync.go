@@ -170,8 +170,16 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			kl.recorder.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 		}
 		// Containers of a dead sandbox lost their network: they start over.
-		for _, c := range rp.running() {
-			_ = kl.stopContainer(ctx, pod, c, 0, "")
+		// Like any kill of the pod's containers, upstream's too, each gets
+		// its preStop hook and the pod's grace period.
+		if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
+			if ctx.Err() != nil {
+				return 0 // interrupted: the pod is being deleted
+			}
+			// As upstream, no new sandbox while the old one's containers run.
+			slog.Warn("stop containers of a dead sandbox", "pod", podKey(pod), "err", err)
+			publish(rp)
+			return time.Second
 		}
 		// A sandbox whose process died still holds its IP until it is
 		// stopped (the runtime's CNI teardown runs then): without this each

@@ -1,0 +1,156 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	testclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	crifake "github.com/kube-lite/kube-lite/pkg/kubelet/cri/fake"
+)
+
+// killLog is a fake runtime that notes, in order, the commands run in
+// containers and the stops with their grace periods; hang makes execs of
+// that command wait until their caller gives up.
+type killLog struct {
+	*crifake.Runtime
+	hang    string
+	hanging chan struct{}
+
+	mu  sync.Mutex
+	ops []string
+}
+
+func newKillLog(t *testing.T) (*harness, *killLog, *record.FakeRecorder) {
+	clk := testclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	kl := &killLog{Runtime: crifake.New(clk, testImage), hanging: make(chan struct{}, 1)}
+	h := newHarnessWith(t, clk, kl.Runtime, func(d *Deps) { d.Runtime = kl })
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	return h, kl, rec
+}
+
+func (k *killLog) note(format string, args ...any) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.ops = append(k.ops, fmt.Sprintf(format, args...))
+}
+
+func (k *killLog) log() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]string(nil), k.ops...)
+}
+
+func (k *killLog) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, int32, error) {
+	k.note("exec %s %s", id, strings.Join(cmd, " "))
+	if len(cmd) > 0 && cmd[0] == k.hang {
+		select {
+		case k.hanging <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		return nil, nil, 0, ctx.Err()
+	}
+	return k.Runtime.ExecSync(ctx, id, cmd, timeout)
+}
+
+func (k *killLog) StopContainer(ctx context.Context, id string, timeout int64) error {
+	if ctx.Err() != nil {
+		return ctx.Err() // as a gRPC call on a cancelled context
+	}
+	k.note("stop %s %d", id, timeout)
+	return k.Runtime.StopContainer(ctx, id, timeout)
+}
+
+func (k *killLog) StopPodSandbox(ctx context.Context, id string) error {
+	k.note("stop sandbox %s", id)
+	return k.Runtime.StopPodSandbox(ctx, id)
+}
+
+func withPreStop(grace int64, cmd ...string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.TerminationGracePeriodSeconds = ptr.To(grace)
+		p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: cmd}}}
+	}
+}
+
+// When a pod's sandbox dies (its pause process killed), its containers are
+// stopped as upstream stops them before the sandbox is re-created: preStop
+// hook first, then SIGTERM with the pod's grace period, then the sandbox.
+func TestDeadSandboxsContainersGetTheirPreStopHookAndGracePeriod(t *testing.T) {
+	h, rt, rec := newKillLog(t)
+	pod := testPod("sbkill", withPreStop(45, "save-state"))
+	h.add(pod)
+	h.sync(pod)
+	old := h.running(pod, "main")
+	if old == nil {
+		t.Fatal("main is not running")
+	}
+	drainEvents(rec)
+
+	h.clock.Step(time.Minute)
+	rt.KillSandbox(old.PodSandboxId)
+	h.sync(pod)
+
+	got := strings.Join(rt.log(), "\n")
+	want := strings.Join([]string{
+		"exec " + old.Id + " save-state",
+		"stop " + old.Id + " 45",
+		"stop sandbox " + old.PodSandboxId,
+	}, "\n")
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("runtime calls:\n%s\nwant first:\n%s", got, want)
+	}
+	events := strings.Join(drainEvents(rec), "\n")
+	if !strings.Contains(events, "Normal SandboxChanged Pod sandbox changed, it will be killed and re-created.\nNormal Killing Stopping container main") {
+		t.Fatalf("events:\n%s", events)
+	}
+	if c := h.running(pod, "main"); c == nil || c.PodSandboxId == old.PodSandboxId {
+		t.Fatalf("main not restarted in a new sandbox: %+v", c)
+	}
+}
+
+// A pod deleted while its dead sandbox's containers run their preStop hooks
+// is not given a new sandbox: the sync gives way to the deletion at once.
+func TestDeletionInterruptsTheStopOfADeadSandboxsContainers(t *testing.T) {
+	h, rt, _ := newKillLog(t)
+	rt.hang = "drain"
+	pod := testPod("sbdel", withPreStop(600, "drain"))
+	h.add(pod)
+	h.sync(pod)
+	old := h.running(pod, "main")
+	rt.KillSandbox(old.PodSandboxId)
+	sandboxes := rt.Calls["RunPodSandbox"]
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan time.Duration)
+	go func() {
+		retry, _ := h.kl.syncPod(ctx, string(pod.UID))
+		done <- retry
+	}()
+	select {
+	case <-rt.hanging:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the preStop hook never ran")
+	}
+	cancel() // what the pod worker does when the pod is deleted
+	select {
+	case retry := <-done:
+		if retry != 0 {
+			t.Errorf("interrupted sync asks to come back in %s, want at once", retry)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupted sync still waits on the preStop hook")
+	}
+	if n := rt.Calls["RunPodSandbox"]; n != sandboxes {
+		t.Fatalf("a new sandbox was created for the pod being deleted (%d, was %d)", n, sandboxes)
+	}
+}
