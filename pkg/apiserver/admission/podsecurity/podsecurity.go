@@ -2,16 +2,34 @@
 // for with its pod-security.kubernetes.io/enforce label: baseline (no
 // privileged containers, host namespaces, hostPath volumes, host ports,
 // extra capabilities, ...) or restricted (baseline plus hardening). Pods are
-// checked when created (refused at the enforce level, warned about at the
-// warn one, which a stricter enforce level raises when unset); workloads'
-// pod templates are only warned about. Messages have upstream's shape.
+// checked when created, and when an update changes what the checks read
+// (refused at the enforce level, warned about at the warn one, which a
+// stricter enforce level raises when unset); workloads' pod templates are
+// only warned about. Messages have upstream's shape.
+//
+// Namespaces' pod-security labels are checked as upstream checks them: a
+// create or an update that sets a bad value is refused with 422 Invalid, and
+// an update that tightens the enforce level warns about the existing pods
+// the new level would refuse (within upstream's limits of 3000 pods and one
+// second).
+//
+// The audit and audit-version labels are accepted and checked, but change
+// nothing: upstream records audit annotations in its audit log, and
+// kube-lite keeps none. No namespace, user or runtime class is exempt:
+// upstream's exemptions come from an AdmissionConfiguration file (none by
+// default), which kube-lite does not read.
 package podsecurity
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,6 +38,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 )
@@ -28,6 +49,8 @@ import (
 const (
 	EnforceLabel        = "pod-security.kubernetes.io/enforce"
 	EnforceVersionLabel = "pod-security.kubernetes.io/enforce-version"
+	AuditLabel          = "pod-security.kubernetes.io/audit"
+	AuditVersionLabel   = "pod-security.kubernetes.io/audit-version"
 	WarnLabel           = "pod-security.kubernetes.io/warn"
 	WarnVersionLabel    = "pod-security.kubernetes.io/warn-version"
 )
@@ -39,45 +62,147 @@ const (
 	Restricted = "restricted"
 )
 
+// Upstream's bounds on the pods checked when a namespace's enforce level
+// tightens: the request must not hang on a namespace with many pods.
+const (
+	maxPodsToCheck  = 3000
+	podCheckTimeout = time.Second
+)
+
 // NamespaceGetter reads a namespace (for its labels). The namespace may be
 // shared with other readers: do not modify it.
 type NamespaceGetter interface {
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
 }
 
+// Objects lists a resource's objects in a namespace; the plugin lists pods
+// with it.
+type Objects interface {
+	ListObjects(ctx context.Context, gr schema.GroupResource, namespace string) ([]runtime.Object, error)
+}
+
 // Plugin is the PodSecurity admission plugin.
-type Plugin struct{ namespaces NamespaceGetter }
+type Plugin struct {
+	namespaces NamespaceGetter
+	// pods is nil when the plugin cannot list pods: a tightened enforce
+	// level then warns about nothing.
+	pods    Objects
+	clock   clock.PassiveClock
+	maxPods int
+	timeout time.Duration
+}
+
+// Option configures the plugin.
+type Option func(*Plugin)
+
+// WithPods lets the plugin list a namespace's pods, to warn about those a
+// namespace's new enforce level would refuse.
+func WithPods(pods Objects) Option { return func(p *Plugin) { p.pods = pods } }
 
 // New returns the plugin.
-func New(namespaces NamespaceGetter) *Plugin { return &Plugin{namespaces: namespaces} }
+func New(namespaces NamespaceGetter, opts ...Option) *Plugin {
+	p := &Plugin{namespaces: namespaces, clock: clock.RealClock{}, maxPods: maxPodsToCheck, timeout: podCheckTimeout}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
 
 // Name implements admission.Validator.
 func (p *Plugin) Name() string { return "PodSecurity" }
 
+var podsGR = schema.GroupResource{Resource: "pods"}
+
+// ignoredPodSubresources change nothing the checks read, as upstream's list;
+// any other pod subresource carrying a pod is checked.
+var ignoredPodSubresources = map[string]bool{
+	"exec": true, "attach": true, "binding": true, "eviction": true, "log": true,
+	"portforward": true, "proxy": true, "status": true,
+}
+
 // Validate implements admission.Validator.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Resource == nil || a.Subresource != "" {
+	if a.Resource == nil || (a.Operation != admission.Create && a.Operation != admission.Update) {
 		return nil
 	}
-	if a.Resource.GroupVersion.Group == "" && a.Resource.Name == "namespaces" && (a.Operation == admission.Create || a.Operation == admission.Update) {
-		return checkLabels(a)
+	if a.Resource.GroupVersion.Group == "" {
+		switch a.Resource.Name {
+		case "namespaces":
+			return p.validateNamespace(ctx, a)
+		case "pods":
+			return p.validatePod(ctx, a)
+		}
 	}
-	if a.Operation != admission.Create && a.Operation != admission.Update {
+	if a.Subresource != "" {
 		return nil
 	}
-	pod, isPod := a.Object.(*corev1.Pod)
-	if isPod && a.Operation != admission.Create {
+	tmpl := podTemplate(a.Object)
+	if tmpl == nil {
 		return nil
 	}
-	var meta *metav1.ObjectMeta
-	var spec *corev1.PodSpec
-	if isPod {
-		meta, spec = &pod.ObjectMeta, &pod.Spec
-	} else if tmpl := podTemplate(a.Object); tmpl != nil {
-		meta, spec = &tmpl.ObjectMeta, &tmpl.Spec
-	} else {
+	return p.admitPod(ctx, a, &tmpl.ObjectMeta, &tmpl.Spec, false)
+}
+
+func (p *Plugin) validatePod(ctx context.Context, a *admission.Attributes) error {
+	if ignoredPodSubresources[a.Subresource] {
 		return nil
 	}
+	pod, ok := a.Object.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	if old, ok := a.OldObject.(*corev1.Pod); ok && a.Operation == admission.Update && !significantUpdate(pod, old) {
+		// Labels, annotations, tolerations, a deadline: nothing the checks
+		// read. Upstream lets these through even in a namespace whose level
+		// the pod no longer meets, so that controllers can keep working.
+		return nil
+	}
+	return p.admitPod(ctx, a, &pod.ObjectMeta, &pod.Spec, true)
+}
+
+// significantUpdate reports whether an update changes what the checks read,
+// as upstream decides it: validation leaves only images (and, for old
+// clusters, the seccomp annotations) mutable in the fields they read.
+func significantUpdate(pod, old *corev1.Pod) bool {
+	if pod.Annotations[corev1.SeccompPodAnnotationKey] != old.Annotations[corev1.SeccompPodAnnotationKey] {
+		return true
+	}
+	if len(pod.Spec.Containers) != len(old.Spec.Containers) || len(pod.Spec.InitContainers) != len(old.Spec.InitContainers) {
+		return true
+	}
+	changed := func(c, oc *corev1.Container) bool {
+		key := corev1.SeccompContainerAnnotationKeyPrefix + c.Name
+		return c.Image != oc.Image || pod.Annotations[key] != old.Annotations[key]
+	}
+	for i := range pod.Spec.Containers {
+		if changed(&pod.Spec.Containers[i], &old.Spec.Containers[i]) {
+			return true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if changed(&pod.Spec.InitContainers[i], &old.Spec.InitContainers[i]) {
+			return true
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		c := (*corev1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		var oc *corev1.Container
+		for j := range old.Spec.EphemeralContainers {
+			if old.Spec.EphemeralContainers[j].Name == c.Name {
+				oc = (*corev1.Container)(&old.Spec.EphemeralContainers[j].EphemeralContainerCommon)
+				break
+			}
+		}
+		if oc == nil || changed(c, oc) {
+			return true
+		}
+	}
+	return false
+}
+
+// admitPod checks a pod, or a workload's pod template (enforce false: only
+// warned about), against its namespace's policy.
+func (p *Plugin) admitPod(ctx context.Context, a *admission.Attributes, meta *metav1.ObjectMeta, spec *corev1.PodSpec, enforce bool) error {
 	ns, err := p.namespaces.GetNamespace(ctx, a.Namespace)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -85,28 +210,29 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		}
 		return fmt.Errorf("error reading namespace %s: %w", a.Namespace, err)
 	}
-	enforce, enforceSet := levelOf(ns.Labels, EnforceLabel, EnforceVersionLabel)
-	warn, warnSet := levelOf(ns.Labels, WarnLabel, WarnVersionLabel)
+	// Bad labels were refused when written; any left are read as upstream
+	// reads them (enforce fails closed, warn open).
+	pol, _ := policyOf(ns.Labels)
+	warn := pol.warn
 	// An unset warn level follows a stricter enforce one, as upstream:
 	// workloads then hear at creation that their pods will be refused.
-	if !warnSet && enforceSet && rank(enforce.level) > rank(warn.level) {
-		warn.level = enforce.level
+	if _, set := ns.Labels[WarnLabel]; !set && rank(pol.enforce.level) > rank(warn.level) {
+		warn.level = pol.enforce.level
 		if _, ok := ns.Labels[WarnVersionLabel]; !ok {
-			warn.version = enforce.version
+			warn.version = pol.enforce.version
 		}
 	}
-	if isPod && enforce.level != Privileged {
-		if violations := Check(enforce.level, meta, spec); len(violations) > 0 {
-			return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, a.Name,
-				fmt.Errorf("violates PodSecurity %q: %s", enforce.String(), strings.Join(violations, ", ")))
+	if enforce && pol.enforce.level != Privileged {
+		if v := violationsOf(pol.enforce.level, meta, spec); len(v) > 0 {
+			return apierrors.NewForbidden(podsGR, a.Name, fmt.Errorf("violates PodSecurity %q: %s", pol.enforce, v.detail()))
 		}
 	}
 	// Workloads are never refused, only warned about, as upstream. A pod
 	// that passed enforce at the warn level (the usual case: warn follows
 	// enforce) has nothing to be warned about.
-	if warn.level != Privileged && !(isPod && warn.level == enforce.level) {
-		if violations := Check(warn.level, meta, spec); len(violations) > 0 {
-			admission.Warn(ctx, fmt.Sprintf("would violate PodSecurity %q: %s", warn.String(), strings.Join(violations, ", ")))
+	if warn.level != Privileged && !(enforce && warn.level == pol.enforce.level) {
+		if v := violationsOf(warn.level, meta, spec); len(v) > 0 {
+			admission.Warn(ctx, fmt.Sprintf("would violate PodSecurity %q: %s", warn, v.detail()))
 		}
 	}
 	return nil
@@ -117,24 +243,60 @@ type levelVersion struct{ level, version string }
 
 func (l levelVersion) String() string { return l.level + ":" + l.version }
 
-// levelOf reads a mode's labels; set reports whether its level label names
-// a level. An unknown level fails closed (restricted).
-func levelOf(labels map[string]string, levelLabel, versionLabel string) (lv levelVersion, set bool) {
-	lv = levelVersion{Privileged, labels[versionLabel]}
-	if lv.version == "" {
-		lv.version = "latest"
+// policy is a namespace's level and version for each mode.
+type policy struct{ enforce, audit, warn levelVersion }
+
+var (
+	labelsPath    = field.NewPath("metadata", "labels")
+	versionRegexp = regexp.MustCompile(`^v1\.(0|[1-9][0-9]*)$`)
+)
+
+// policyOf reads a namespace's labels as upstream: an unset mode is
+// privileged:latest; a bad level is restricted for enforce and privileged
+// for audit and warn, a bad version latest, and each bad label is an error.
+func policyOf(labels map[string]string) (policy, field.ErrorList) {
+	latest := levelVersion{Privileged, "latest"}
+	pol := policy{latest, latest, latest}
+	var errs field.ErrorList
+	for _, m := range []struct {
+		lv                       *levelVersion
+		levelLabel, versionLabel string
+		badLevel                 string
+	}{
+		{&pol.enforce, EnforceLabel, EnforceVersionLabel, Restricted},
+		{&pol.audit, AuditLabel, AuditVersionLabel, Privileged},
+		{&pol.warn, WarnLabel, WarnVersionLabel, Privileged},
+	} {
+		if v, ok := labels[m.levelLabel]; ok {
+			if v == Privileged || v == Baseline || v == Restricted {
+				m.lv.level = v
+			} else {
+				m.lv.level = m.badLevel
+				errs = append(errs, field.Invalid(labelsPath.Key(m.levelLabel), v,
+					"must be one of "+strings.Join([]string{Privileged, Baseline, Restricted}, ", ")))
+			}
+		}
+		if v, ok := labels[m.versionLabel]; ok {
+			if validVersion(v) {
+				m.lv.version = v
+			} else {
+				errs = append(errs, field.Invalid(labelsPath.Key(m.versionLabel), v, `must be "latest" or "v1.x"`))
+			}
+		}
 	}
-	v, ok := labels[levelLabel]
-	switch {
-	case !ok:
-		return lv, false
-	case v == Privileged || v == Baseline || v == Restricted:
-		lv.level = v
-	default:
-		// A label written before it was checked fails closed.
-		lv.level = Restricted
+	return pol, errs
+}
+
+func validVersion(v string) bool {
+	if v == "latest" {
+		return true
 	}
-	return lv, true
+	m := versionRegexp.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	_, err := strconv.Atoi(m[1])
+	return err == nil
 }
 
 func rank(level string) int {
@@ -171,21 +333,148 @@ func podTemplate(obj runtime.Object) *corev1.PodTemplateSpec {
 	return nil
 }
 
-// checkLabels refuses namespaces whose enforce label names no level.
-func checkLabels(a *admission.Attributes) error {
+// validateNamespace refuses bad pod-security labels (on update only when
+// the update changes what is wrong, so that controllers' updates of a
+// namespace labelled before the check go through), and warns about the
+// existing pods an update's stricter enforce level would refuse.
+func (p *Plugin) validateNamespace(ctx context.Context, a *admission.Attributes) error {
+	if a.Subresource != "" {
+		return nil
+	}
 	ns, ok := a.Object.(*corev1.Namespace)
 	if !ok {
 		return nil
 	}
-	v, set := ns.Labels[EnforceLabel]
-	if !set || v == Privileged || v == Baseline || v == Restricted {
+	pol, errs := policyOf(ns.Labels)
+	if a.Operation == admission.Create {
+		if len(errs) > 0 {
+			return apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, ns.Name, errs)
+		}
 		return nil
 	}
-	if old, ok := a.OldObject.(*corev1.Namespace); ok && old.Labels[EnforceLabel] == v {
-		return nil // unchanged: updates by controllers must go through
+	old, ok := a.OldObject.(*corev1.Namespace)
+	if !ok {
+		return nil
 	}
-	return apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, a.Name,
-		fmt.Errorf("invalid value for label %s: %q (must be one of %s, %s, %s)", EnforceLabel, v, Privileged, Baseline, Restricted))
+	oldPol, oldErrs := policyOf(old.Labels)
+	if len(errs) > 0 && (len(oldErrs) == 0 || !reflect.DeepEqual(errs, oldErrs)) {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, ns.Name, errs)
+	}
+	// As upstream, existing pods are checked only when the enforce level
+	// becomes stricter or its version changes to a level other than
+	// privileged.
+	if pol.enforce == oldPol.enforce || pol.enforce.level == Privileged ||
+		(pol.enforce.version == oldPol.enforce.version && rank(pol.enforce.level) <= rank(oldPol.enforce.level)) {
+		return nil
+	}
+	for _, w := range p.checkPods(ctx, ns.Name, pol.enforce) {
+		admission.Warn(ctx, w)
+	}
+	return nil
+}
+
+// checkPods returns upstream's warnings about the namespace's pods that
+// enforce would refuse: one line per distinct set of reasons, naming the
+// first pod (by name) and how many others share it.
+func (p *Plugin) checkPods(ctx context.Context, namespace string, enforce levelVersion) []string {
+	if p.pods == nil {
+		return nil
+	}
+	// At most the budget, and never more than half of what the request has
+	// left, so that the namespace update itself still completes.
+	timeout := p.timeout
+	start := p.clock.Now()
+	if d, ok := ctx.Deadline(); ok {
+		if half := d.Sub(start) / 2; half < timeout {
+			timeout = half
+		}
+	}
+	deadline := start.Add(timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	objs, err := p.pods.ListObjects(ctx, podsGR, namespace)
+	if err != nil {
+		slog.ErrorContext(ctx, "PodSecurity: listing pods", "namespace", namespace, "err", err)
+		return []string{"failed to list pods while checking new PodSecurity enforce level"}
+	}
+	pods := prioritise(objs)
+	total := len(pods)
+	if len(pods) > p.maxPods {
+		pods = pods[:p.maxPods]
+	}
+	type firstPod struct {
+		name  string
+		count int
+	}
+	byReasons := map[string]*firstPod{}
+	var reasons []string
+	checked := 0
+	for _, pod := range pods {
+		checked++
+		if v := violationsOf(enforce.level, &pod.ObjectMeta, &pod.Spec); len(v) > 0 {
+			r := v.reasons()
+			f, seen := byReasons[r]
+			if !seen {
+				f = &firstPod{name: pod.Name}
+				byReasons[r] = f
+				reasons = append(reasons, r)
+			} else if pod.Name < f.name {
+				f.name = pod.Name
+			}
+			f.count++
+		}
+		if ctx.Err() != nil || p.clock.Now().After(deadline) {
+			break
+		}
+	}
+
+	var out []string
+	if checked < total {
+		out = append(out, fmt.Sprintf("new PodSecurity enforce level only checked against the first %d of %d existing pods", checked, total))
+	}
+	if len(reasons) > 0 {
+		out = append(out, fmt.Sprintf("existing pods in namespace %q violate the new PodSecurity enforce level %q", namespace, enforce))
+	}
+	lines := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		f := byReasons[r]
+		switch f.count {
+		case 1:
+			lines = append(lines, fmt.Sprintf("%s: %s", f.name, r))
+		case 2:
+			lines = append(lines, fmt.Sprintf("%s (and 1 other pod): %s", f.name, r))
+		default:
+			lines = append(lines, fmt.Sprintf("%s (and %d other pods): %s", f.name, f.count-1, r))
+		}
+	}
+	sort.Strings(lines)
+	return append(out, lines...)
+}
+
+// prioritise orders pods as upstream does before the bounded check: every
+// pod without a controller and one pod per controller first, the other
+// replicas (likely alike) after them.
+func prioritise(objs []runtime.Object) []*corev1.Pod {
+	var first, replicas []*corev1.Pod
+	seen := map[types.UID]bool{}
+	for _, o := range objs {
+		pod, ok := o.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(pod)
+		switch {
+		case ref == nil:
+			first = append(first, pod)
+		case seen[ref.UID]:
+			replicas = append(replicas, pod)
+		default:
+			seen[ref.UID] = true
+			first = append(first, pod)
+		}
+	}
+	return append(first, replicas...)
 }
 
 // container is one container of any kind with its field path.
@@ -212,17 +501,43 @@ func containersOf(spec *corev1.PodSpec) []container {
 	return out
 }
 
-// Check returns the violations of level by the pod, each as upstream's
-// "reason (detail)", in upstream's check order.
-func Check(level string, meta interface{ GetAnnotations() map[string]string }, spec *corev1.PodSpec) []string {
+// violation is one failed check: upstream's reason and its detail.
+type violation struct{ reason, detail string }
+
+type violations []violation
+
+// detail is upstream's refusal text: "reason (detail), ...".
+func (v violations) detail() string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = x.reason
+		if x.detail != "" {
+			parts[i] += " (" + x.detail + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// reasons is upstream's short text, for the lines about existing pods.
+func (v violations) reasons() string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = x.reason
+	}
+	return strings.Join(parts, ", ")
+}
+
+// violationsOf returns the checks of level the pod fails, in upstream's
+// check order.
+func violationsOf(level string, meta interface{ GetAnnotations() map[string]string }, spec *corev1.PodSpec) violations {
 	checks := baselineChecks
 	if level == Restricted {
 		checks = allChecks
 	}
-	var out []string
+	var out violations
 	for _, c := range checks {
 		if reason, detail := c(meta.GetAnnotations(), spec); reason != "" {
-			out = append(out, reason+" ("+detail+")")
+			out = append(out, violation{reason, detail})
 		}
 	}
 	return out
