@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,6 +31,7 @@ var groupVersions = []func(*runtime.Scheme) error{
 	batchv1.AddToScheme,
 	coordinationv1.AddToScheme,
 	rbacv1.AddToScheme,
+	schedulingv1.AddToScheme,
 	autoscalingv1.AddToScheme,
 	policyv1.AddToScheme,
 	authenticationv1.AddToScheme,

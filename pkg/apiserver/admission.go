@@ -2,10 +2,12 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,15 +22,22 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/namespacelifecycle"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/noderestriction"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/priority"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/resourcequota"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/serviceaccount"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/webhook"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/priorityclass"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
 // defaultAdmission is the built-in plugin chain, in upstream's order.
 func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error) {
+	// The Priority plugin resolves pods' classes from the start; creating
+	// the built-in ones is idempotent, so several servers may race to it.
+	if err := s.ensureSystemPriorityClasses(ctx); err != nil {
+		return nil, err
+	}
 	caches := s.startAdmissionCaches(ctx)
 	objs := storeReader{s: s, caches: caches}
 	clk := s.clock
@@ -36,6 +45,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 	limits := limitranger.New(objs)
 	sa := serviceaccount.New(accounts)
 	namespaces := namespaceGetter{s: s, cache: caches[namespacesGR]}
+	priorities := priority.New(objs)
 	mutatingConfigs := webhook.NewCache[*admissionregistrationv1.MutatingWebhookConfiguration](
 		s.watchAll(schema.GroupResource{Group: admissionregistrationv1.GroupName, Resource: "mutatingwebhookconfigurations"}), clk)
 	validatingConfigs := webhook.NewCache[*admissionregistrationv1.ValidatingWebhookConfiguration](
@@ -47,6 +57,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 		Mutators: []admission.Mutator{
 			sa,
 			limits,
+			priorities,
 			defaulttolerationseconds.New(),
 			webhook.NewMutating(mutatingConfigs, namespaces),
 		},
@@ -57,6 +68,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			// Skips requests without a user: servers without security.
 			noderestriction.New(),
 			podsecurity.New(namespaces),
+			priorities,
 			webhook.NewValidating(validatingConfigs, namespaces),
 			// Last: it charges usage, which a later refusal would leave behind
 			// (upstream runs it after the webhooks too).
@@ -97,7 +109,7 @@ var namespacesGR = schema.GroupResource{Resource: "namespaces"}
 // startAdmissionCaches mirrors what admission reads on every create.
 func (s *Server) startAdmissionCaches(ctx context.Context) map[schema.GroupResource]*objectCache {
 	caches := map[schema.GroupResource]*objectCache{}
-	for _, gr := range []schema.GroupResource{namespacesGR, serviceAccountGR, limitRangesGR, quotaGR} {
+	for _, gr := range []schema.GroupResource{namespacesGR, serviceAccountGR, limitRangesGR, quotaGR, priorityClassesGR} {
 		if st, ok := s.storeFor(gr); ok {
 			c := newObjectCache(st)
 			caches[gr] = c
@@ -290,6 +302,59 @@ func (a serviceAccountStore) CreateServiceAccount(ctx context.Context, sa *corev
 	st.Strategy.PrepareForCreate(ctx, sa)
 	if err := st.Storage.Create(ctx, st.Key(sa.Namespace, sa.Name), sa, &corev1.ServiceAccount{}); err != nil {
 		return handler.StorageError(err, serviceAccountGR, sa.Name)
+	}
+	return nil
+}
+
+var priorityClassesGR = schema.GroupResource{Group: schedulingv1.GroupName, Resource: "priorityclasses"}
+
+// GetPriorityClass implements priority.Classes: from the cache, and from
+// storage on a miss, so that a class created a moment ago is found.
+func (r storeReader) GetPriorityClass(ctx context.Context, name string) (*schedulingv1.PriorityClass, error) {
+	if c, ok := r.caches[priorityClassesGR]; ok {
+		if obj, ok := c.peek("", name); ok {
+			return obj.(*schedulingv1.PriorityClass), nil
+		}
+	}
+	st, ok := r.s.storeFor(priorityClassesGR)
+	if !ok {
+		return nil, handler.StorageError(storage.ErrKeyNotFound, priorityClassesGR, name)
+	}
+	pc := &schedulingv1.PriorityClass{}
+	if err := st.Storage.Get(ctx, st.Key("", name), pc); err != nil {
+		return nil, handler.StorageError(err, priorityClassesGR, name)
+	}
+	return pc, nil
+}
+
+// ListPriorityClasses implements priority.Classes.
+func (r storeReader) ListPriorityClasses(ctx context.Context) ([]schedulingv1.PriorityClass, error) {
+	if items, ok := cachedItems[schedulingv1.PriorityClass](r, priorityClassesGR, ""); ok {
+		return items, nil
+	}
+	list, ok, err := r.list(ctx, priorityClassesGR, "")
+	if err != nil || !ok {
+		return nil, err
+	}
+	return list.(*schedulingv1.PriorityClassList).Items, nil
+}
+
+// ensureSystemPriorityClasses creates the built-in classes that are absent,
+// leaving existing ones as they are.
+func (s *Server) ensureSystemPriorityClasses(ctx context.Context) error {
+	st, ok := s.storeFor(priorityClassesGR)
+	if !ok {
+		return nil
+	}
+	for _, pc := range priorityclass.SystemClasses() {
+		pc.UID = uuid.NewUUID()
+		pc.CreationTimestamp = metav1.NewTime(s.clock.Now())
+		st.Strategy.Default(pc)
+		st.Strategy.PrepareForCreate(ctx, pc)
+		err := st.Storage.Create(ctx, st.Key("", pc.Name), pc, &schedulingv1.PriorityClass{})
+		if err != nil && !errors.Is(err, storage.ErrKeyExists) {
+			return fmt.Errorf("create priority class %s: %w", pc.Name, err)
+		}
 	}
 	return nil
 }

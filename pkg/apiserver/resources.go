@@ -16,6 +16,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/namespace"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/node"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/priorityclass"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/replicaset"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/resourcequota"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/role"
@@ -49,5 +50,6 @@ func Resources(c clock.PassiveClock) []*registry.Resource {
 		clusterrolebinding.Resource(c),
 		mutatingwebhookconfiguration.Resource(c),
 		validatingwebhookconfiguration.Resource(c),
+		priorityclass.Resource(c),
 	}
 }
