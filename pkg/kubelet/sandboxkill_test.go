@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	crifake "github.com/kube-lite/kube-lite/pkg/kubelet/cri/fake"
+	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 )
 
 // killLog is a fake runtime that notes, in order, the commands run in
@@ -28,10 +29,10 @@ type killLog struct {
 	ops []string
 }
 
-func newKillLog(t *testing.T) (*harness, *killLog, *record.FakeRecorder) {
+func newKillLog(t *testing.T, opts ...func(*Deps)) (*harness, *killLog, *record.FakeRecorder) {
 	clk := testclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	kl := &killLog{Runtime: crifake.New(clk, testImage), hanging: make(chan struct{}, 1)}
-	h := newHarnessWith(t, clk, kl.Runtime, func(d *Deps) { d.Runtime = kl })
+	h := newHarnessWith(t, clk, kl.Runtime, append([]func(*Deps){func(d *Deps) { d.Runtime = kl }}, opts...)...)
 	rec := record.NewFakeRecorder(100)
 	h.kl.recorder = rec
 	return h, kl, rec
@@ -152,5 +153,52 @@ func TestDeletionInterruptsTheStopOfADeadSandboxsContainers(t *testing.T) {
 	}
 	if n := rt.Calls["RunPodSandbox"]; n != sandboxes {
 		t.Fatalf("a new sandbox was created for the pod being deleted (%d, was %d)", n, sandboxes)
+	}
+}
+
+// A container that fails its liveness or startup probe is stopped with the
+// probe's terminationGracePeriodSeconds when it has one, after its preStop
+// hook; without one, with the pod's.
+func TestProbeKillUsesTheProbesGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		probe func(*v1.Container, *v1.Probe)
+		grace *int64
+		want  string
+	}{
+		{"liveness", func(c *v1.Container, p *v1.Probe) { c.LivenessProbe = p }, ptr.To[int64](5), "5"},
+		{"startup", func(c *v1.Container, p *v1.Probe) { c.StartupProbe = p }, ptr.To[int64](7), "7"},
+		{"liveness without its own", func(c *v1.Container, p *v1.Probe) { c.LivenessProbe = p }, nil, "45"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, rt, _ := newKillLog(t, func(d *Deps) { d.Prober = failingProbes{} })
+			pod := testPod("probekill", withPreStop(45, "save-state"), func(p *v1.Pod) {
+				tc.probe(&p.Spec.Containers[0], &v1.Probe{FailureThreshold: 1, PeriodSeconds: 1, TerminationGracePeriodSeconds: tc.grace})
+			})
+			h.add(pod)
+			defer h.kl.probes.RemovePod(pod.UID)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
+			c := h.running(pod, "main")
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				r, _ := h.kl.probes.Result(c.Id, prober.Liveness)
+				s, _ := h.kl.probes.Result(c.Id, prober.Startup)
+				if r == prober.Failure || s == prober.Failure {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the probe never failed")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
+			got := strings.Join(rt.log(), "\n")
+			want := "exec " + c.Id + " save-state\nstop " + c.Id + " " + tc.want
+			if !strings.HasPrefix(got, want) {
+				t.Fatalf("runtime calls:\n%s\nwant first:\n%s", got, want)
+			}
+		})
 	}
 }

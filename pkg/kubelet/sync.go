@@ -258,10 +258,10 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			cur, _ := rp.latest(c.Name)
 			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 				if r, ok := kl.probes.Result(cur.Id, prober.Liveness); ok && r == prober.Failure {
-					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name))
+					_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.LivenessProbe), fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name))
 					changed = true
 				} else if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r == prober.Failure {
-					_ = kl.stopContainer(ctx, pod, cur, gracePeriod(pod), fmt.Sprintf("Container %s failed startup probe, will be restarted", c.Name))
+					_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.StartupProbe), fmt.Sprintf("Container %s failed startup probe, will be restarted", c.Name))
 					changed = true
 				}
 				continue
@@ -839,6 +839,16 @@ func gracePeriod(pod *v1.Pod) int64 {
 		return *pod.Spec.TerminationGracePeriodSeconds
 	}
 	return defaultGracePeriodSeconds
+}
+
+// probeGracePeriod is the grace period of a container killed because probe
+// failed: the probe's own terminationGracePeriodSeconds if it has one, as
+// upstream, unless the pod is being deleted with a grace period of its own.
+func probeGracePeriod(pod *v1.Pod, probe *v1.Probe) int64 {
+	if pod.DeletionGracePeriodSeconds == nil && probe != nil && probe.TerminationGracePeriodSeconds != nil {
+		return *probe.TerminationGracePeriodSeconds
+	}
+	return gracePeriod(pod)
 }
 
 // killPod stops every container (in parallel, each with grace seconds) and
