@@ -390,10 +390,9 @@ func (p *Plugin) checkPods(ctx context.Context, namespace string, enforce levelV
 		}
 	}
 	deadline := start.Add(timeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	objs, err := p.pods.ListObjects(ctx, podsGR, namespace)
+	listCtx, cancel := context.WithTimeout(ctx, timeout)
+	objs, err := p.pods.ListObjects(listCtx, podsGR, namespace)
+	cancel()
 	if err != nil {
 		slog.ErrorContext(ctx, "PodSecurity: listing pods", "namespace", namespace, "err", err)
 		return []string{"failed to list pods while checking new PodSecurity enforce level"}

@@ -366,9 +366,11 @@ func TestNamespaceEnforceChangeBounds(t *testing.T) {
 		named("a-1", ctrl("a")), named("a-2", ctrl("a")), named("a-3", ctrl("a")),
 		named("b-1", ctrl("b")), named("lone", func(p *corev1.Pod) { p.Spec.HostPID = true }),
 	}}
-	update := func(p *Plugin) []string {
-		header, ctx := recordWarnings()
-		err := p.Validate(ctx, &admission.Attributes{Operation: admission.Update, Resource: nsRes, Name: "team",
+	update := func(p *Plugin, ctx context.Context) []string {
+		header := http.Header{}
+		info := &request.Info{}
+		info.WarnTo(header)
+		err := p.Validate(request.WithInfo(ctx, info), &admission.Attributes{Operation: admission.Update, Resource: nsRes, Name: "team",
 			Object: namespace(map[string]string{EnforceLabel: Baseline}), OldObject: namespace(nil)})
 		if err != nil {
 			t.Fatalf("refused: %v", err)
@@ -384,7 +386,7 @@ func TestNamespaceEnforceChangeBounds(t *testing.T) {
 		`a-1 (and 1 other pod): privileged`,
 		`lone: host namespaces`,
 	}
-	if got := update(p); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := update(p, context.Background()); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("at most 3 pods:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
@@ -397,8 +399,25 @@ func TestNamespaceEnforceChangeBounds(t *testing.T) {
 		`existing pods in namespace "team" violate the new PodSecurity enforce level "baseline:latest"`,
 		`a-1 (and 1 other pod): privileged`,
 	}
-	if got := update(p); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := update(p, context.Background()); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("out of time:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A request with little time left gives the check half of it: 800ms
+	// left at the start, so 400ms, over after the third pod (200ms each).
+	deadline := time.Now().Add(time.Hour)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	p = New(fakeNamespaces{}, WithPods(pods))
+	p.clock = &steppingClock{now: deadline.Add(-time.Second), step: 200 * time.Millisecond}
+	want = []string{
+		`new PodSecurity enforce level only checked against the first 3 of 5 existing pods`,
+		`existing pods in namespace "team" violate the new PodSecurity enforce level "baseline:latest"`,
+		`a-1 (and 1 other pod): privileged`,
+		`lone: host namespaces`,
+	}
+	if got := update(p, ctx); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("half the request's time:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
