@@ -5,11 +5,13 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,6 +20,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -116,6 +120,10 @@ type Controller struct {
 	PodFailureBackoff time.Duration
 
 	deletions *controllerutil.PodDeletions
+	removals  *finalizerRemovals
+	// orphans are the pods whose tracking finalizer is to go because no
+	// unfinished Job counts them.
+	orphans controllerutil.Queue
 }
 
 // New wires the controller to the shared informers.
@@ -132,6 +140,8 @@ func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods core
 		Events:            controllerutil.NopRecorder{},
 		PodFailureBackoff: DefaultPodFailureBackoff,
 		deletions:         controllerutil.NewPodDeletions(expectations),
+		removals:          newFinalizerRemovals(),
+		orphans:           controllerutil.NewQueue(orphanQueueName, mp),
 	}
 	_, _ = jobs.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -152,11 +162,27 @@ func (c *Controller) podEvent(obj any, added, deleted bool) {
 		return
 	}
 	ref := controllerutil.ControllerRef(pod)
-	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+	if ref != nil && isJobRef(ref) && (deleted || !hasTracking(pod)) {
+		c.removals.observed(pod.Namespace+"/"+ref.Name, pod.UID)
+	}
+	// A pod still holding the finalizer that no Job counts loses it.
+	orphan := func() {
+		if !deleted && hasTracking(pod) {
+			if key, ok := controllerutil.KeyFunc(pod); ok {
+				c.orphans.Add(key)
+			}
+		}
+	}
+	if ref == nil {
+		orphan()
+		return
+	}
+	if !isJobRef(ref) {
 		return
 	}
 	job, err := c.jobLister.Jobs(pod.Namespace).Get(ref.Name)
 	if err != nil || job.UID != ref.UID {
+		orphan()
 		return
 	}
 	key, _ := controllerutil.KeyFunc(job)
@@ -172,10 +198,18 @@ func (c *Controller) podEvent(obj any, added, deleted bool) {
 // Run processes Jobs with workers goroutines until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer c.queue.ShutDown()
+	defer c.orphans.ShutDown()
 	if !controllerutil.WaitForSync(ctx, Name, c.synced...) {
 		return
 	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		controllerutil.RunWorkers(ctx, Name, c.orphans, 1, c.syncOrphanPod)
+	}()
 	controllerutil.RunWorkers(ctx, Name, c.queue, workers, c.sync)
+	wg.Wait()
 }
 
 func finished(job *batchv1.Job) bool {
@@ -198,13 +232,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cached, err := c.jobLister.Jobs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.deletions.Forget(key)
+		c.removals.forget(key)
+		c.enqueueOrphans(ns, name)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if finished(cached) {
-		return nil
+		return c.releaseFinished(ctx, cached)
 	}
 	job := cached.DeepCopy()
 	sel, err := c.selector(job)
@@ -216,36 +252,61 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	pods, err := controllerutil.Claim(ctx, job, controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, all,
-		controllerutil.PodPatcher(c.client), controllerutil.CanAdopt("job", job, c.client.BatchV1().Jobs(ns).Get))
+		c.trackingPatcher(job), controllerutil.CanAdopt("job", job, c.client.BatchV1().Jobs(ns).Get))
 	if err != nil {
 		return err
 	}
 
 	now := c.clock.Now()
+	indexed := isIndexed(job)
+	perIndex := hasBackoffLimitPerIndex(job)
+	// Only pods holding the finalizer are still to count; those whose
+	// finalizer this controller already removed were counted, even if the
+	// cache does not show it yet.
+	removing := c.removals.expected(key)
+	tracked := func(p *corev1.Pod) bool { return hasTracking(p) && !removing.Has(p.UID) }
+	unc := job.Status.UncountedTerminatedPods
+	if unc == nil {
+		unc = &batchv1.UncountedTerminatedPods{}
+	}
+	uncSucceeded, uncFailed := sets.New(unc.Succeeded...), sets.New(unc.Failed...)
+	fresh := func(p *corev1.Pod) bool {
+		return tracked(p) && !uncSucceeded.Has(p.UID) && !uncFailed.Has(p.UID)
+	}
+	// An Indexed Job counts only the failures of pods with an index in range.
+	countable := func(p *corev1.Pod) bool { return !indexed || podIndex(p, int(*job.Spec.Completions)) >= 0 }
+
 	var active []*corev1.Pod
-	// failed leaves out the failures the pod failure policy ignores;
+	// newFailed leaves out the failures the pod failure policy ignores;
 	// allFailed, which paces replacements, does not.
-	var succeeded, failed, allFailed, ready, restarts, terminating int32
+	var newSucceeded, newFailed, allFailed, ready, restarts, terminating int32
 	var failJob string
 	var failJobAt time.Time
 	var terminatingPods []*corev1.Pod
 	for _, p := range pods {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
-			succeeded++
+			if fresh(p) && !indexed {
+				newSucceeded++
+			}
 		case p.Status.Phase == corev1.PodFailed:
 			allFailed++
 			v := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
-			if v.counts {
-				failed++
+			if v.counts && fresh(p) && countable(p) {
+				newFailed++
 			}
 			// The first pod to fail a FailJob rule names the reason.
-			if at := finishedAt(p); v.failJob != "" && (failJob == "" || at.Before(failJobAt)) {
+			if at := finishedAt(p); tracked(p) && v.failJob != "" && (failJob == "" || at.Before(failJobAt)) {
 				failJob, failJobAt = v.failJob, at
 			}
 		case p.DeletionTimestamp != nil:
 			terminating++
 			terminatingPods = append(terminatingPods, p)
+			// Deleted before it could finish: a failure, as upstream
+			// counts it, unless only failed pods are replaced.
+			if isPodFailed(p, job) && fresh(p) && countable(p) {
+				newFailed++
+			}
 		default:
 			active = append(active, p)
 			if controllerutil.IsPodReady(p) {
@@ -257,28 +318,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	st := job.Status.DeepCopy()
-	indexed := isIndexed(job)
-	perIndex := hasBackoffLimitPerIndex(job)
 	var done, failedIdx map[int]bool
+	succeeded := job.Status.Succeeded + int32(len(uncSucceeded)) + newSucceeded
 	if indexed {
 		// An index counts once, however many of its pods succeeded, and
 		// stays counted after its pod is gone: status keeps the record.
 		done = completedIndexes(job.Status.CompletedIndexes, int(*job.Spec.Completions), pods)
 		succeeded = int32(len(done))
 		st.CompletedIndexes = formatIndexes(done, int(*job.Spec.Completions))
+		st.Succeeded = succeeded
 	}
 	if perIndex {
 		failedIdx = failedIndexes(job, int(*job.Spec.Completions), pods)
 		st.FailedIndexes = ptr.To(formatIndexes(failedIdx, int(*job.Spec.Completions)))
 	}
-	// Upstream's counters never go down: a finished pod that is deleted
-	// afterwards (kubectl delete, pod GC) stays counted, and does not get
-	// its work run again or its failure forgiven.
-	if !indexed {
-		succeeded = max(succeeded, job.Status.Succeeded)
-	}
-	counted := max(failed, job.Status.Failed)
-	st.Succeeded, st.Failed = succeeded, counted
+	// Counted failures, including those not yet moved into status.failed.
+	counted := job.Status.Failed + int32(len(uncFailed)) + newFailed
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if st.StartTime == nil && !suspended {
 		t := metav1.NewTime(now)
@@ -338,16 +393,26 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	var manageErr error
 	activeCount := len(active)
+	running := sets.New[int]()
+	if indexed {
+		for _, p := range active {
+			if i := podIndex(p, int(*job.Spec.Completions)); i >= 0 {
+				running.Insert(i)
+			}
+		}
+	}
 	switch {
 	case failReason != "":
-		manageErr = c.deletePods(ctx, job, key, active)
+		manageErr = c.deletePods(ctx, job, key, active, true)
 		if setCondition(st, batchv1.JobFailureTarget, failReason, failMessage, now) {
 			slog.Info("job failed", "job", key, "reason", failReason)
 			c.Events.Eventf(job, corev1.EventTypeWarning, failReason, failMessage)
 		}
 	case complete:
-		manageErr = c.deletePods(ctx, job, key, active)
+		manageErr = c.deletePods(ctx, job, key, active, true)
 		setCondition(st, batchv1.JobSuccessCriteriaMet, successReason, successMessage, now)
+	case job.DeletionTimestamp != nil:
+		// A Job being deleted starts no more pods.
 	case c.expectations.Satisfied(key):
 		want := parallelism
 		if suspended {
@@ -386,42 +451,38 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				c.queue.AddAfter(key, wait)
 			}
 		}
-		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, stray, last)
+		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, stray, last, running)
 		activeCount += delta
 	}
-	if failReason != "" || complete {
-		// The pods just deleted are terminating too. Pods killed because
-		// the Job is over count as failed, as upstream counts them; the
-		// count never drops once such a pod is gone from the API.
+	finishing := failReason != "" || complete
+	if finishing {
+		// The pods just deleted are terminating too.
 		activeCount = 0
 		ready = 0
 		terminating += int32(len(active))
-		st.Failed = max(job.Status.Failed, failed+terminating)
-		// The terminal condition waits for the last pod to stop, so that
-		// whoever waits on it finds nothing of the Job still running.
-		if terminating == 0 && manageErr == nil {
-			t := metav1.NewTime(now)
-			if failReason != "" {
-				setCondition(st, batchv1.JobFailed, failReason, failMessage, now)
-			} else {
-				setCondition(st, batchv1.JobComplete, successReason, successMessage, now)
-				st.CompletionTime = &t
-				slog.Info("job complete", "job", key)
-				c.Events.Eventf(job, corev1.EventTypeNormal, "Completed", "Job completed")
-			}
-		}
 	}
 	st.Ready = &ready
 	st.Terminating = &terminating
-	if st.UncountedTerminatedPods == nil {
-		// Upstream always shows it; kube-lite counts pods without the
-		// tracking finalizer, so nothing is ever waiting in it.
-		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
-	}
 	st.Active = int32(activeCount)
 	if job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && failReason == "" && !complete {
 		left := st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second).Sub(now)
 		c.queue.AddAfter(key, controllerutil.ResyncAfter(left))
+	}
+
+	allCounted, trackErr := c.track(ctx, key, job, st, pods, trackState{finishing: finishing, failing: failReason != "", failedIdx: failedIdx, running: running, removing: removing})
+	if allCounted && finishing && terminating == 0 && manageErr == nil {
+		// The terminal condition waits for the last pod to stop and be
+		// counted, so that whoever waits on it finds nothing of the Job
+		// still running and the counts final.
+		t := metav1.NewTime(now)
+		if failReason != "" {
+			setCondition(st, batchv1.JobFailed, failReason, failMessage, now)
+		} else {
+			setCondition(st, batchv1.JobComplete, successReason, successMessage, now)
+			st.CompletionTime = &t
+			slog.Info("job complete", "job", key)
+			c.Events.Eventf(job, corev1.EventTypeNormal, "Completed", "Job completed")
+		}
 	}
 	if !apiequality.Semantic.DeepEqual(&job.Status, st) {
 		job.Status = *st
@@ -429,7 +490,98 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return fmt.Errorf("update status of job %s: %w", key, err)
 		}
 	}
-	return manageErr
+	return errors.Join(manageErr, trackErr)
+}
+
+// trackState is what track needs to know of the sync.
+type trackState struct {
+	// finishing: the Job has met its success or failure criteria; all its
+	// pods are released. failing: it failed, and every pod not succeeded
+	// counts as failed, as upstream counts them; a Job that succeeded does
+	// not count the pods it stops.
+	finishing, failing bool
+	failedIdx          map[int]bool
+	// running are the indexes with a pod running, including the pods
+	// this sync created.
+	running sets.Set[int]
+	// removing are the pods whose finalizer was removed already.
+	removing sets.Set[types.UID]
+}
+
+// track counts the pods that finished into st and releases their
+// finalizers, in upstream's order: first the status naming them (their
+// UIDs in uncountedTerminatedPods, an Indexed Job's completed indexes, the
+// FailureTarget or SuccessCriteriaMet condition) is written, then the
+// finalizers go, then st moves the released UIDs into the counters for the
+// caller to write. job is updated to what was written. allCounted says
+// whether every pod due was released and nothing is left uncounted.
+func (c *Controller) track(ctx context.Context, key string, job *batchv1.Job, st *batchv1.JobStatus, pods []*corev1.Pod, ts trackState) (allCounted bool, err error) {
+	indexed := isIndexed(job)
+	if st.UncountedTerminatedPods == nil {
+		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	unc := st.UncountedTerminatedPods
+	uncSucceeded, uncFailed := sets.New(unc.Succeeded...), sets.New(unc.Failed...)
+	var waiting sets.Set[types.UID]
+	if hasBackoffLimitPerIndex(job) {
+		waiting = podsWaitingForReplacement(job, pods, ts.failedIdx, ts.running)
+	}
+	withFinalizer := sets.New[types.UID]()
+	var release []*corev1.Pod
+	capped := false
+	for _, p := range pods {
+		if !hasTracking(p) {
+			continue
+		}
+		withFinalizer.Insert(p.UID)
+		if ts.removing.Has(p.UID) || capped {
+			continue
+		}
+		failed := isPodFailed(p, job) || (ts.failing && p.Status.Phase != corev1.PodSucceeded)
+		switch {
+		case job.DeletionTimestamp != nil || ts.finishing || p.Status.Phase == corev1.PodSucceeded:
+		case failed && !waiting.Has(p.UID):
+		default:
+			continue
+		}
+		release = append(release, p)
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded && !uncFailed.Has(p.UID):
+			if !indexed && !uncSucceeded.Has(p.UID) {
+				unc.Succeeded = append(unc.Succeeded, p.UID)
+			}
+		case failed:
+			countable := !indexed || podIndex(p, int(*job.Spec.Completions)) >= 0
+			if !uncFailed.Has(p.UID) && countable && matchPodFailurePolicy(job.Spec.PodFailurePolicy, p).counts {
+				unc.Failed = append(unc.Failed, p.UID)
+			}
+		}
+		capped = len(release) >= maxUncountedPods
+	}
+	if capped {
+		// The rest are counted in the next sync.
+		c.queue.Add(key)
+	}
+	moveUncounted(st, withFinalizer)
+	if len(release) == 0 {
+		return !capped && len(unc.Succeeded)+len(unc.Failed) == 0, nil
+	}
+	if !apiequality.Semantic.DeepEqual(&job.Status, st) {
+		job.Status = *st.DeepCopy()
+		updated, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("add uncounted pods to status of job %s: %w", key, err)
+		}
+		*job = *updated
+	}
+	ok, err := c.releasePods(ctx, key, release)
+	for i, p := range release {
+		if ok[i] {
+			withFinalizer.Delete(p.UID)
+		}
+	}
+	moveUncounted(st, withFinalizer)
+	return err == nil && !capped && len(unc.Succeeded)+len(unc.Failed) == 0, err
 }
 
 const completionsReachedMessage = "Reached expected number of succeeded pods"
@@ -459,9 +611,11 @@ func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg
 // how much the active count changed, as status reports it right away.
 // Terminating pods that are not to be replaced yet hold a place each. For
 // an Indexed Job, todo are the indexes still without a pod, lowest first,
-// stray the active pods to delete in any case, and replaced the failed
-// pods their new pods take failure counts from.
-func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int, stray []*corev1.Pod, replaced map[int]*corev1.Pod) (int, error) {
+// stray the active pods to delete in any case, replaced the failed pods
+// their new pods take failure counts from; running gets the indexes it
+// started a pod for.
+func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int, stray []*corev1.Pod, replaced map[int]*corev1.Pod, running sets.Set[int]) (int, error) {
+
 	diff := len(active) - want
 	switch {
 	case diff > 0 || len(stray) > 0:
@@ -475,7 +629,7 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 		}
 		n := max(diff, len(stray))
 		victims := append(slices.Clip(stray), controllerutil.PodsToDelete(rest, n-len(stray))...)
-		return -n, c.deletePods(ctx, job, key, victims)
+		return -n, c.deletePods(ctx, job, key, victims, false)
 	case diff < 0:
 		n := max(-diff-holding, 0)
 		var next chan int
@@ -490,6 +644,7 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			return 0, nil
 		}
 		c.expectations.Expect(key, n, 0)
+		var mu sync.Mutex
 		failed, first := controllerutil.Parallel(n, func() error {
 			index := -1
 			if next != nil {
@@ -499,6 +654,10 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			if err != nil {
 				// No pod will show up for this create.
 				c.expectations.CreationObserved(key)
+			} else if index >= 0 {
+				mu.Lock()
+				running.Insert(index)
+				mu.Unlock()
 			}
 			return err
 		})
@@ -510,13 +669,24 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 	return 0, nil
 }
 
-func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, pods []*corev1.Pod) error {
+// deletePods deletes pods of job. Pods the Job stops because it is over
+// keep their finalizer, to be counted (as failed when the Job failed);
+// pods it merely has too many of lose it first, as upstream's do, so that
+// their end does not count as a failure.
+func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, pods []*corev1.Pod, keepFinalizer bool) error {
 	if len(pods) == 0 {
 		return nil
 	}
 	c.deletions.Expect(key, pods)
 	var errs []error
 	for _, p := range pods {
+		if !keepFinalizer && hasTracking(p) {
+			if err := c.removeTracking(ctx, p); err != nil {
+				c.deletions.Observed(key, p.UID)
+				errs = append(errs, err)
+				continue
+			}
+		}
 		err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
 		if err != nil {
 			c.deletions.Observed(key, p.UID)
@@ -569,6 +739,7 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index int,
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName:    generateName,
 			Namespace:       job.Namespace,
+			Finalizers:      []string{batchv1.JobTrackingFinalizer},
 			Labels:          lbls,
 			Annotations:     ann,
 			OwnerReferences: []metav1.OwnerReference{controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind)},

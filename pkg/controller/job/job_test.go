@@ -50,7 +50,9 @@ func pods(job *batchv1.Job, phases ...corev1.PodPhase) []*corev1.Pod {
 	for i, ph := range phases {
 		out = append(out, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", UID: types.UID(fmt.Sprintf("p%d", i)),
-				Labels: job.Spec.Template.Labels, OwnerReferences: []metav1.OwnerReference{controllerutil.NewControllerRef(job, "batch/v1", "Job")}},
+				Labels: job.Spec.Template.Labels, OwnerReferences: []metav1.OwnerReference{controllerutil.NewControllerRef(job, "batch/v1", "Job")},
+				// As the controller creates them: not yet counted.
+				Finalizers: []string{batchv1.JobTrackingFinalizer}},
 			Status: corev1.PodStatus{Phase: ph},
 		})
 	}
@@ -718,7 +720,10 @@ func TestBackoffLimitPerIndex(t *testing.T) {
 			failures(ps[1], "5").Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(now.Add(-100 * time.Second))
 			return []*corev1.Pod{failures(ps[0], "3"), ps[1], ps[2]}
 		},
-		want: want{failed: 2, created: "pi-0- failures=4 ignored="},
+		// Index 1's failure is counted once a new pod of the index has
+		// taken over its failure count, as upstream counts it: until then
+		// the failed pod keeps its finalizer.
+		want: want{failed: 1, created: "pi-0- failures=4 ignored="},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -741,16 +746,23 @@ func TestBackoffLimitPerIndex(t *testing.T) {
 // down when finished pods are deleted: the work is not redone and the
 // failures still count against backoffLimit.
 func TestCountsOutliveTheirPods(t *testing.T) {
+	// The pods left were counted already: their finalizer is gone.
+	counted := func(ps []*corev1.Pod) []*corev1.Pod {
+		for _, p := range ps {
+			p.Finalizers = nil
+		}
+		return ps
+	}
 	job := newJob(func(j *batchv1.Job) {
 		j.Status.Succeeded, j.Status.Failed = 2, 2
 	})
-	got, created, _ := syncOnce(t, job, pods(job, fail), 0)
+	got, created, _ := syncOnce(t, job, counted(pods(job, fail)), 0)
 	if got.Status.Succeeded != 2 || got.Status.Failed != 2 || len(created) != 1 {
 		t.Errorf("succeeded=%d failed=%d with %d pods created, want 2, 2 and 1 (the last completion)", got.Status.Succeeded, got.Status.Failed, len(created))
 	}
 	// Two failures gone from the API, a third one there: past backoffLimit 2.
 	job = newJob(func(j *batchv1.Job) { j.Status.Failed = 3 })
-	got, _, _ = syncOnce(t, job, pods(job, fail), 0)
+	got, _, _ = syncOnce(t, job, counted(pods(job, fail)), 0)
 	if c := conditions(got); !strings.Contains(c, "Failed/BackoffLimitExceeded") || got.Status.Failed != 3 {
 		t.Errorf("conditions %q failed=%d, want Failed/BackoffLimitExceeded and 3", c, got.Status.Failed)
 	}
@@ -842,5 +854,230 @@ func TestShrunkIndexedJob(t *testing.T) {
 				t.Errorf("status %s, want %s", s, tt.wantStatus)
 			}
 		})
+	}
+}
+
+// trackingWrites lists, in order, the controller's status writes (with
+// counts and uncountedTerminatedPods) and finalizer patches.
+func trackingWrites(client *fake.Clientset) []string {
+	var out []string
+	for _, a := range client.Actions() {
+		switch ca := a.(type) {
+		case k8stesting.UpdateAction:
+			if j, ok := ca.GetObject().(*batchv1.Job); ok && ca.GetSubresource() == "status" {
+				u := ptr.Deref(j.Status.UncountedTerminatedPods, batchv1.UncountedTerminatedPods{})
+				out = append(out, fmt.Sprintf("status succeeded=%d failed=%d uncounted=%v/%v completed=%q", j.Status.Succeeded, j.Status.Failed, u.Succeeded, u.Failed, j.Status.CompletedIndexes))
+			}
+		case k8stesting.PatchAction:
+			if ca.GetResource().Resource == "pods" && strings.Contains(string(ca.GetPatch()), batchv1.JobTrackingFinalizer) {
+				out = append(out, "release "+ca.GetName())
+			}
+		}
+	}
+	return out
+}
+
+// apiPods are the pods in the fake API by name, with their finalizers.
+func apiFinalizers(ctx context.Context, t *testing.T, client *fake.Clientset) map[string][]string {
+	t.Helper()
+	list, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, p := range list.Items {
+		out[p.Name] = p.Finalizers
+	}
+	return out
+}
+
+// TestTrackingWithFinalizers: the pods the controller creates carry the
+// job-tracking finalizer; a finished pod is counted in upstream's order
+// (its UID into uncountedTerminatedPods, then the finalizer goes, then the
+// UID moves into the count), so that a pod deleted right after it failed
+// still counts against backoffLimit, and nothing is left uncounted at rest.
+func TestTrackingWithFinalizers(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(func(j *batchv1.Job) {
+		j.Spec.Parallelism, j.Spec.Completions, j.Spec.BackoffLimit = ptr.To[int32](1), ptr.To[int32](1), ptr.To[int32](0)
+	})
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if len(list.Items) != 1 || !slices.Equal(list.Items[0].Finalizers, []string{batchv1.JobTrackingFinalizer}) {
+		t.Fatalf("pods %+v, want one with the finalizer %s", list.Items, batchv1.JobTrackingFinalizer)
+	}
+	// The pod fails and is deleted at once (kubectl delete --grace-period=0):
+	// the finalizer keeps it, Failed and terminating, until it is counted.
+	p := list.Items[0].DeepCopy()
+	p.Status.Phase = corev1.PodFailed
+	p.DeletionTimestamp = &metav1.Time{Time: now}
+	_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+	got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(got)
+	client.ClearActions()
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		fmt.Sprintf("status succeeded=0 failed=0 uncounted=[]/[%s] completed=\"\"", p.UID),
+		"release " + p.Name,
+		"status succeeded=0 failed=1 uncounted=[]/[] completed=\"\"",
+	}
+	if w := trackingWrites(client); !slices.Equal(w, want) {
+		t.Errorf("writes:\n%s\nwant:\n%s", strings.Join(w, "\n"), strings.Join(want, "\n"))
+	}
+	got, _ = client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+	if c := conditions(got); !strings.Contains(c, "Failed/BackoffLimitExceeded") || got.Status.Failed != 1 {
+		t.Errorf("conditions %q failed=%d, want Failed/BackoffLimitExceeded and 1", c, got.Status.Failed)
+	}
+	if fin := apiFinalizers(ctx, t, client); len(fin[p.Name]) != 0 {
+		t.Errorf("finalizers %v left on the counted pod", fin[p.Name])
+	}
+
+	// A sync on a cache that still shows the finalizer counts nothing twice.
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(got)
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{}); again.Status.Failed != 1 {
+		t.Errorf("failed=%d after a sync on a stale cache, want 1", again.Status.Failed)
+	}
+}
+
+// TestTrackingResumesAfterACrash: a controller that stopped between the
+// steps of counting a pod picks up where it stopped: a UID still in
+// uncountedTerminatedPods is counted once, whether its pod still has the
+// finalizer or is gone.
+func TestTrackingResumesAfterACrash(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(func(j *batchv1.Job) {
+		j.Spec.Completions = ptr.To[int32](5)
+		j.Status.Succeeded, j.Status.Failed = 1, 0
+		j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"p0", "gone"}, Failed: []types.UID{"p1"}}
+	})
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+	c.PodFailureBackoff = 0
+	addPods(ctx, client, f, pods(job, ok, fail)...)
+	client.ClearActions()
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	// The pod gone is counted, the others once their finalizer is gone.
+	w := trackingWrites(client)
+	if len(w) == 4 {
+		slices.Sort(w[1:3])
+	}
+	want := []string{
+		"status succeeded=2 failed=0 uncounted=[p0]/[p1] completed=\"\"",
+		"release p0", "release p1",
+		"status succeeded=3 failed=1 uncounted=[]/[] completed=\"\"",
+	}
+	if !slices.Equal(w, want) {
+		t.Errorf("writes:\n%s\nwant:\n%s", strings.Join(w, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFinishedJobReleasesItsPods: once a Job has finished no pod of it
+// keeps the finalizer, counted or not; a pod created after it finished
+// loses it too.
+func TestFinishedJobReleasesItsPods(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](3) })
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+	ps := pods(job, ok, ok, ok, fail, run)
+	// A fourth success, of a pod being deleted: counted all the same.
+	ps[4].DeletionTimestamp = &metav1.Time{Time: now}
+	ps[4].Status.Phase = corev1.PodSucceeded
+	addPods(ctx, client, f, ps...)
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	for name, fin := range apiFinalizers(ctx, t, client) {
+		if len(fin) != 0 {
+			t.Errorf("pod %s still has finalizers %v", name, fin)
+		}
+	}
+	got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+	if c := conditions(got); !strings.Contains(c, "Complete/") || got.Status.Succeeded != 4 || got.Status.Failed != 1 {
+		t.Errorf("conditions %q succeeded=%d failed=%d, want Complete, 4 and 1", c, got.Status.Succeeded, got.Status.Failed)
+	}
+
+	late := pods(job, run)[0]
+	late.Name, late.UID = "late", "late"
+	addPods(ctx, client, f, late)
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(got)
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if fin := apiFinalizers(ctx, t, client)["late"]; len(fin) != 0 {
+		t.Errorf("pod of the finished Job still has finalizers %v", fin)
+	}
+}
+
+// TestOrphanPodsLoseTheFinalizer: a pod whose Job was deleted, or that has
+// no controller any more, loses the finalizer; a pod of a live Job, or of
+// another kind of owner, keeps it.
+func TestOrphanPodsLoseTheFinalizer(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(nil)
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+	gone := newJob(func(j *batchv1.Job) { j.Name, j.UID = "gone", "gone-uid" })
+	ps := append(pods(gone, run, ok), pods(job, run)...)
+	ps[1].Name, ps[1].UID = "p1-no-owner", "p1-no-owner"
+	ps[1].OwnerReferences = nil
+	ps[2].Name, ps[2].UID = "live", "live"
+	other := pods(job, run)[0]
+	other.Name, other.UID = "other", "other"
+	other.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "rs", Controller: ptr.To(true)}}
+	ps = append(ps, other)
+	addPods(ctx, client, f, ps...)
+	// What the informer does: the deleted Job's sync finds its pods, the
+	// pod events find the pods with no controller.
+	if err := c.sync(ctx, "default/gone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		c.podEvent(p, false, false)
+	}
+	for c.orphans.Len() > 0 {
+		key, _ := c.orphans.Get()
+		if err := c.syncOrphanPod(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		c.orphans.Done(key)
+	}
+	fin := apiFinalizers(ctx, t, client)
+	got := fmt.Sprintf("p0=%v p1-no-owner=%v live=%v other=%v", fin["p0"], fin["p1-no-owner"], fin["live"], fin["other"])
+	want := fmt.Sprintf("p0=[] p1-no-owner=[] live=[%[1]s] other=[%[1]s]", batchv1.JobTrackingFinalizer)
+	if got != want {
+		t.Errorf("finalizers %s, want %s", got, want)
+	}
+}
+
+// TestAdoptedPodsAreTracked: an orphan pod the Job adopts gets the
+// finalizer with its owner reference; one it releases loses it.
+func TestAdoptedPodsAreTracked(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+	ps := pods(job, run, run)
+	ps[0].OwnerReferences, ps[0].Finalizers = nil, nil
+	ps[1].Labels = map[string]string{"other": "x"}
+	addPods(ctx, client, f, ps...)
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	var got []string
+	for _, p := range list.Items {
+		got = append(got, fmt.Sprintf("%s owned=%t finalizers=%v", p.Name, metav1.IsControlledBy(&p, job), p.Finalizers))
+	}
+	slices.Sort(got)
+	want := []string{"p0 owned=true finalizers=[" + batchv1.JobTrackingFinalizer + "]", "p1 owned=false finalizers=[]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pods %v, want %v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -179,4 +180,80 @@ func TestJobPodFailurePolicyFailJob(t *testing.T) {
 	if got := jobCondition(job, batchv1.JobFailed); got != want || job.Status.Failed != 1 {
 		t.Errorf("Failed %q with %d failed, want %q with 1", got, job.Status.Failed, want)
 	}
+}
+
+// TestJobCountsAPodDeletedAfterItFailed: the Job controller's pods carry
+// the job-tracking finalizer, so a pod that fails and is deleted at once
+// (kubectl delete --grace-period=0) while the controller is not looking
+// stays until it is counted: the Job still fails past backoffLimit 0,
+// and then the pod goes.
+func TestJobCountsAPodDeletedAfterItFailed(t *testing.T) {
+	c := startWithoutManager(t)
+	c.addNode("node-a")
+	stop := c.runManager(nil)
+	ctx := context.Background()
+	j := newJob("deleted", 1, 1, 0, "")
+	j.Spec.Template.Annotations = nil // the fake kubelet keeps it running
+	created, err := c.client.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod v1.Pod
+	waitFor(t, "the job's pod to run", func() (bool, error) {
+		pods := c.jobPods(created)
+		if len(pods) == 1 && pods[0].Status.Phase == v1.PodRunning {
+			pod = pods[0]
+			return true, nil
+		}
+		return false, nil
+	})
+	if !slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Fatalf("pod finalizers %v, want %s", pod.Finalizers, batchv1.JobTrackingFinalizer)
+	}
+	stop()
+
+	pod.Status.Phase = v1.PodFailed
+	if _, err := c.client.CoreV1().Pods(ns).UpdateStatus(ctx, &pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	left, err := c.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil || left.DeletionTimestamp == nil {
+		t.Fatalf("the deleted pod should stay, terminating, until counted: %v %v", left, err)
+	}
+
+	c.runManager(nil)
+	job := c.waitJobCondition("deleted", batchv1.JobFailed)
+	if got := jobCondition(job, batchv1.JobFailed); got != "BackoffLimitExceeded: Job has reached the specified backoff limit" || job.Status.Failed != 1 {
+		t.Errorf("Failed %q with failed=%d, want BackoffLimitExceeded with 1", got, job.Status.Failed)
+	}
+	if u := job.Status.UncountedTerminatedPods; u == nil || len(u.Succeeded)+len(u.Failed) != 0 {
+		t.Errorf("uncountedTerminatedPods %+v, want empty", u)
+	}
+	waitFor(t, "the counted pod to go", func() (bool, error) {
+		_, err := c.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// TestDeletedJobReleasesItsPods: deleting a Job with its pods running
+// (propagation Background) leaves no pod held by the job-tracking
+// finalizer: the garbage collector's deletions complete.
+func TestDeletedJobReleasesItsPods(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	j := newJob("doomed", 2, 2, 6, "")
+	j.Spec.Template.Annotations = nil
+	created, err := c.client.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job's pods", func() (bool, error) { return len(c.jobPods(created)) == 2, nil })
+	if err := c.client.BatchV1().Jobs(ns).Delete(ctx, "doomed", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the deleted job's pods to go", func() (bool, error) { return len(c.jobPods(created)) == 0, nil })
 }
