@@ -162,17 +162,27 @@ func podOf(obj any) *v1.Pod {
 // setPodScheduledFalse records why the pod is pending in its PodScheduled
 // condition, with a strategic merge patch of pods/status (conditions merge
 // by type, leaving others alone). It skips the write when nothing changed.
-func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reason, msg string) error {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg {
-			return nil
+func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reason, msg string, nominated *string) error {
+	if nominated == nil {
+		for _, c := range pod.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg {
+				return nil
+			}
 		}
 	}
 	cond := v1.PodCondition{
 		Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg,
 		LastTransitionTime: metav1.NewTime(s.clock.Now().Truncate(time.Second)),
 	}
-	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{cond}}})
+	status := map[string]any{"conditions": []v1.PodCondition{cond}}
+	if nominated != nil {
+		// null removes the field in a merge patch.
+		status["nominatedNodeName"] = nil
+		if *nominated != "" {
+			status["nominatedNodeName"] = *nominated
+		}
+	}
+	body, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		return fmt.Errorf("encode patch: %w", err)
 	}

@@ -235,7 +235,18 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 			rejectors = sets.New(st.Plugin())
 		}
 		qp.UnschedulablePlugins = rejectors
-		s.handleFailure(ctx, qp, cycle, st, msg, start)
+		if node, ok := state.Read(nominatedKey).(string); ok {
+			// The queue keeps this copy: the next attempt must know of the
+			// nomination even if the informer has not brought it back yet.
+			p := pod.DeepCopy()
+			p.Status.NominatedNodeName = node
+			pi := *qp.PodInfo
+			pi.Pod = p
+			qp.PodInfo = &pi
+			s.handleFailure(ctx, qp, cycle, st, msg, start, &node)
+			return true
+		}
+		s.handleFailure(ctx, qp, cycle, st, msg, start, nil)
 		return true
 	}
 
@@ -244,13 +255,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	api := *qp.PodInfo
 	api.Pod = assumed
 	if err := s.cache.AssumePod(&api); err != nil {
-		s.handleFailure(ctx, qp, cycle, framework.AsStatus(err), err.Error(), start)
+		s.handleFailure(ctx, qp, cycle, framework.AsStatus(err), err.Error(), start, nil)
 		return true
 	}
 	if st := s.fwk.RunReservePlugins(ctx, state, &api, host); !st.IsSuccess() {
 		s.fwk.RunUnreservePlugins(ctx, state, &api, host)
 		s.cache.ForgetPod(assumed)
-		s.handleFailure(ctx, qp, cycle, st, st.Message(), start)
+		s.handleFailure(ctx, qp, cycle, st, st.Message(), start, nil)
 		return true
 	}
 	s.queue.Done(qp)
@@ -285,7 +296,7 @@ func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, qp *q
 			return
 		}
 		slog.Warn("binding failed", "pod", qp.Key(), "node", host, "err", st.AsError())
-		s.handleFailure(ctx, qp, s.queue.SchedulingCycle(), st, st.Message(), start)
+		s.handleFailure(ctx, qp, s.queue.SchedulingCycle(), st, st.Message(), start, nil)
 		return
 	}
 	s.cache.FinishBinding(assumed.Pod)
@@ -327,7 +338,19 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		}
 		fit := framework.NewStatus(code, fitErrorMessage(len(nodes), counts))
 		state.Write(rejectorsKey, rejectors)
-		return "", fit, fit.Message()
+		msg := fit.Message()
+		nominated, why := s.preempt(ctx, state, pi, nodes, s.statuses)
+		switch {
+		case nominated != "":
+			state.Write(nominatedKey, nominated)
+		case why != "":
+			msg += " " + why
+			if pi.Pod.Status.NominatedNodeName != "" && !strings.Contains(why, msgTerminatingVictim) {
+				// Preemption no longer helps there: drop the nomination, as upstream.
+				state.Write(nominatedKey, "")
+			}
+		}
+		return "", fit, msg
 	}
 	if len(feasible) == 1 || !s.fwk.HasScorePlugins() {
 		return feasible[0].Node().Name, nil, ""
@@ -343,7 +366,12 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 	return selectHost(feasible, totals), nil, ""
 }
 
-const rejectorsKey framework.StateKey = "scheduler/rejectors"
+const (
+	rejectorsKey framework.StateKey = "scheduler/rejectors"
+	// nominatedKey holds the node preemption made room on ("" to clear a
+	// nomination that no longer holds).
+	nominatedKey framework.StateKey = "scheduler/nominated"
+)
 
 // selectHost takes the best total, breaking ties uniformly at random so that
 // equal nodes share the load.
@@ -442,8 +470,9 @@ func fitErrorMessage(numNodes int, counts map[string]int) string {
 }
 
 // handleFailure requeues the pod, records the attempt, and tells users why
-// through an event and the PodScheduled condition.
-func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, cycle int64, st *framework.Status, msg string, start time.Time) {
+// through an event and the PodScheduled condition; nominated, when not nil,
+// becomes the pod's status.nominatedNodeName.
+func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, cycle int64, st *framework.Status, msg string, start time.Time, nominated *string) {
 	isError := st.Code() == framework.Error
 	s.queue.AddUnschedulableIfNotPresent(qp, cycle, isError)
 	result := resultUnschedulable
@@ -458,7 +487,7 @@ func (s *Scheduler) handleFailure(ctx context.Context, qp *queue.QueuedPodInfo, 
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
-		if err := s.setPodScheduledFalse(ctx, qp.Pod, reason, msg); err != nil && ctx.Err() == nil {
+		if err := s.setPodScheduledFalse(ctx, qp.Pod, reason, msg, nominated); err != nil && ctx.Err() == nil {
 			slog.Warn("updating PodScheduled condition", "pod", qp.Key(), "err", err)
 		}
 	}()

@@ -117,7 +117,8 @@ func TestUnschedulableThenNewNode(t *testing.T) {
 	stop := startScheduler(t, client, reg)
 	defer stop()
 
-	want := "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {k: v}."
+	want := "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {k: v}. " +
+		"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod., 2 Preemption is not helpful for scheduling."
 	waitFor(t, "FailedScheduling event", func() (bool, error) {
 		evs := eventsFor(t, client, "big", "FailedScheduling")
 		return len(evs) > 0 && evs[0].Message == want && evs[0].Type == v1.EventTypeWarning &&

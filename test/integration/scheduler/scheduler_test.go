@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -18,7 +19,8 @@ func TestResourcesExhaustedThenNewNode(t *testing.T) {
 	createNode(t, c, "tainted", "8", taint("dedicated", "gpu"))
 	createPod(t, c, newPod("big", "2"))
 
-	want := "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}."
+	want := "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}. " +
+		"preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod., 1 Preemption is not helpful for scheduling."
 	waitFor(t, "FailedScheduling event", func() (bool, error) {
 		for _, e := range events(t, c, "big", "FailedScheduling") {
 			if e.Message == want && e.Type == v1.EventTypeWarning && e.Source.Component == "default-scheduler" {
@@ -218,10 +220,67 @@ func TestFiftyPodsAtOnceNoOvercommit(t *testing.T) {
 	createPod(t, c, newPod("one-too-many", "100m"))
 	waitFor(t, "one-too-many rejected", func() (bool, error) {
 		for _, e := range events(t, c, "one-too-many", "FailedScheduling") {
-			if e.Message == "0/5 nodes are available: 5 Insufficient cpu." {
+			if e.Message == "0/5 nodes are available: 5 Insufficient cpu. preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.." {
 				return true, nil
 			}
 		}
 		return false, nil
 	})
+}
+
+// TestPreemption fills a node with a low-priority pod; a high-priority pod
+// evicts it, as upstream's DefaultPreemption does, and binds there once the
+// victim is gone.
+func TestPreemption(t *testing.T) {
+	c := start(t)
+	ctx := context.Background()
+	for name, value := range map[string]int32{"low": 10, "high": 1000} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createNode(t, c, "n1", "2")
+	createPod(t, c, newPod("victim", "1500m", func(p *v1.Pod) { p.Spec.PriorityClassName = "low" }))
+	waitBound(t, c, "victim")
+	createPod(t, c, newPod("preemptor", "1", func(p *v1.Pod) { p.Spec.PriorityClassName = "high" }))
+
+	waitFor(t, "victim marked and terminating", func() (bool, error) {
+		p, err := c.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == v1.DisruptionTarget && cond.Status == v1.ConditionTrue && cond.Reason == v1.PodReasonPreemptionByScheduler &&
+				cond.Message == "default-scheduler: preempting to accommodate a higher priority pod" {
+				return p.DeletionTimestamp != nil, nil
+			}
+		}
+		return false, nil
+	})
+	waitFor(t, "preemptor nominated to n1", func() (bool, error) {
+		p, err := c.CoreV1().Pods(ns).Get(ctx, "preemptor", metav1.GetOptions{})
+		return err == nil && p.Status.NominatedNodeName == "n1" && p.Spec.NodeName == "", err
+	})
+	preemptor, err := c.CoreV1().Pods(ns).Get(ctx, "preemptor", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Preempted event", func() (bool, error) {
+		for _, e := range events(t, c, "victim", "Preempted") {
+			if e.Message == fmt.Sprintf("Preempted by pod %s on node n1", preemptor.UID) && e.Type == v1.EventTypeNormal {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
+	// The kubelet would finish the victim's termination.
+	zero := int64(0)
+	if err := c.CoreV1().Pods(ns).Delete(ctx, "victim", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if node := waitBound(t, c, "preemptor"); node != "n1" {
+		t.Errorf("preemptor bound to %s, want n1", node)
+	}
 }

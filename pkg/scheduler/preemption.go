@@ -1,0 +1,271 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
+)
+
+// Preemption follows upstream's DefaultPreemption PostFilter, without what
+// kube-lite does not serve or track: PodDisruptionBudgets are not weighed,
+// the pod (anti-)affinity and topology spread state computed in PreFilter is
+// not recomputed without the victims (removing pods frees resources and
+// host ports), and pods nominated to a node do not hold its room against
+// other pods (the queue pops higher priorities first).
+
+// Messages as upstream words them; a failed preemption adds them to the
+// FailedScheduling message after "preemption: ".
+const (
+	msgPreemptNever         = "not eligible due to preemptionPolicy=Never."
+	msgTerminatingVictim    = "not eligible due to a terminating pod on the nominated node."
+	reasonNoVictims         = "No preemption victims found for incoming pod."
+	reasonPreemptNotHelpful = "Preemption is not helpful for scheduling"
+)
+
+// filterFunc runs the filter plugins of one cycle on a node.
+type filterFunc func(ctx context.Context, pi *framework.PodInfo, node *framework.NodeInfo) *framework.Status
+
+// candidate is a node where evicting victims lets the pod fit.
+type candidate struct {
+	node    string
+	victims []*v1.Pod
+}
+
+// eligibleToPreempt reports whether pod may preempt, and why not: pods
+// that never preempt, and pods whose earlier victims on their nominated
+// node are still terminating (preempting again would take more than
+// needed).
+func eligibleToPreempt(pod *v1.Pod, nominated *framework.NodeInfo) (bool, string) {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return false, msgPreemptNever
+	}
+	if pod.Status.NominatedNodeName == "" || nominated == nil {
+		return true, ""
+	}
+	prio := corev1helpers.PodPriority(pod)
+	for _, p := range nominated.Pods {
+		if corev1helpers.PodPriority(p.Pod) < prio && terminatingByPreemption(p.Pod) {
+			return false, msgTerminatingVictim
+		}
+	}
+	return true, ""
+}
+
+func terminatingByPreemption(pod *v1.Pod) bool {
+	if pod.DeletionTimestamp == nil {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler {
+			return true
+		}
+	}
+	return false
+}
+
+// selectVictims finds the fewest, least important pods on node whose
+// removal lets pi fit: it removes every lower-priority pod, checks the pod
+// fits, then gives back, most important first, each pod the pod can live
+// with. A nil status means victims were found.
+func selectVictims(ctx context.Context, filter filterFunc, pi *framework.PodInfo, node *framework.NodeInfo, now time.Time) ([]*v1.Pod, *framework.Status) {
+	prio := corev1helpers.PodPriority(pi.Pod)
+	sim := node.Snapshot()
+	var lower []*framework.PodInfo
+	for _, p := range node.Pods {
+		if corev1helpers.PodPriority(p.Pod) < prio {
+			lower = append(lower, p)
+			sim.RemovePod(p.Pod)
+		}
+	}
+	if len(lower) == 0 {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonNoVictims)
+	}
+	if st := filter(ctx, pi, sim); !st.IsSuccess() {
+		return nil, st
+	}
+	sort.SliceStable(lower, func(i, j int) bool { return moreImportant(lower[i].Pod, lower[j].Pod, now) })
+	var victims []*v1.Pod
+	for _, p := range lower {
+		sim.AddPod(p)
+		if st := filter(ctx, pi, sim); st.IsSuccess() {
+			continue // reprieved
+		}
+		sim.RemovePod(p.Pod)
+		victims = append(victims, p.Pod)
+	}
+	return victims, nil
+}
+
+// moreImportant ranks pods as upstream: higher priority first, then the
+// one running longer.
+func moreImportant(a, b *v1.Pod, now time.Time) bool {
+	pa, pb := corev1helpers.PodPriority(a), corev1helpers.PodPriority(b)
+	if pa != pb {
+		return pa > pb
+	}
+	return startTime(a, now).Before(startTime(b, now))
+}
+
+func startTime(p *v1.Pod, now time.Time) time.Time {
+	if p.Status.StartTime != nil {
+		return p.Status.StartTime.Time
+	}
+	return now
+}
+
+// pickCandidate chooses among candidates as upstream ranks them: the lowest
+// highest victim priority, then the lowest sum of victim priorities, then
+// the fewest victims, then the node whose most important victims started
+// last (disrupting the newest work), then the first.
+func pickCandidate(cands []candidate, now time.Time) candidate {
+	best := cands[0]
+	for _, c := range cands[1:] {
+		if betterCandidate(c, best, now) {
+			best = c
+		}
+	}
+	return best
+}
+
+func betterCandidate(a, b candidate, now time.Time) bool {
+	if ha, hb := highestPriority(a.victims), highestPriority(b.victims); ha != hb {
+		return ha < hb
+	}
+	if sa, sb := prioritySum(a.victims), prioritySum(b.victims); sa != sb {
+		return sa < sb
+	}
+	if len(a.victims) != len(b.victims) {
+		return len(a.victims) < len(b.victims)
+	}
+	return earliestStart(a.victims, now).After(earliestStart(b.victims, now))
+}
+
+func highestPriority(pods []*v1.Pod) int32 {
+	h := int32(math.MinInt32)
+	for _, p := range pods {
+		h = max(h, corev1helpers.PodPriority(p))
+	}
+	return h
+}
+
+// prioritySum shifts priorities to be positive, as upstream, so that a
+// negative-priority victim does not make a node look cheaper than none.
+func prioritySum(pods []*v1.Pod) int64 {
+	var s int64
+	for _, p := range pods {
+		s += int64(corev1helpers.PodPriority(p)) + math.MaxInt32 + 1
+	}
+	return s
+}
+
+// earliestStart is the earliest start among the highest-priority victims.
+func earliestStart(pods []*v1.Pod, now time.Time) time.Time {
+	h := highestPriority(pods)
+	var t time.Time
+	for _, p := range pods {
+		if corev1helpers.PodPriority(p) != h {
+			continue
+		}
+		if st := startTime(p, now); t.IsZero() || st.Before(t) {
+			t = st
+		}
+	}
+	return t
+}
+
+// findCandidates tries every node the filters rejected in a way that
+// removing pods may fix. statuses are the filter rejections, by node index.
+func findCandidates(ctx context.Context, filter filterFunc, pi *framework.PodInfo, nodes []*framework.NodeInfo, statuses []*framework.Status, now time.Time) ([]candidate, map[string]int) {
+	var cands []candidate
+	reasons := map[string]int{}
+	for i, n := range nodes {
+		if i < len(statuses) && statuses[i] != nil && statuses[i].Code() == framework.UnschedulableAndUnresolvable {
+			reasons[reasonPreemptNotHelpful]++
+			continue
+		}
+		victims, st := selectVictims(ctx, filter, pi, n, now)
+		if st != nil {
+			for _, r := range st.Reasons() {
+				reasons[r]++
+			}
+			continue
+		}
+		cands = append(cands, candidate{node: n.Node().Name, victims: victims})
+	}
+	return cands, reasons
+}
+
+// preempt runs when no node fits pi: it evicts the victims on the best
+// candidate node and returns that node, to be recorded as the pod's
+// nominatedNodeName. Otherwise it returns "" and why, for the
+// FailedScheduling message.
+func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo, statuses []*framework.Status) (string, string) {
+	pod := pi.Pod
+	nominated, _ := s.snapshot.Get(pod.Status.NominatedNodeName)
+	if ok, msg := eligibleToPreempt(pod, nominated); !ok {
+		return "", "preemption: " + msg
+	}
+	now := s.clock.Now()
+	filter := func(ctx context.Context, pi *framework.PodInfo, n *framework.NodeInfo) *framework.Status {
+		return s.fwk.RunFilterPlugins(ctx, state, pi, n)
+	}
+	cands, reasons := findCandidates(ctx, filter, pi, nodes, statuses, now)
+	if len(cands) == 0 {
+		return "", "preemption: " + fitErrorMessage(len(nodes), reasons)
+	}
+	c := pickCandidate(cands, now)
+	for _, victim := range c.victims {
+		if victim.DeletionTimestamp != nil {
+			continue // already going
+		}
+		if err := s.evict(ctx, pod, victim, c.node); err != nil {
+			slog.Warn("preempting pod", "preemptor", pod.Namespace+"/"+pod.Name, "victim", victim.Namespace+"/"+victim.Name, "err", err)
+			return "", "preemption: " + err.Error()
+		}
+	}
+	return c.node, ""
+}
+
+// evict marks victim as disrupted by preemption and deletes it gracefully,
+// as upstream, so that its controller and its users can tell why it went.
+func (s *Scheduler) evict(ctx context.Context, preemptor, victim *v1.Pod, node string) error {
+	schedulerName := preemptor.Spec.SchedulerName
+	if schedulerName == "" {
+		schedulerName = s.name
+	}
+	cond := v1.PodCondition{
+		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler,
+		Message:            fmt.Sprintf("%s: preempting to accommodate a higher priority pod", schedulerName),
+		LastTransitionTime: metav1.NewTime(s.clock.Now().Truncate(time.Second)),
+	}
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{cond}}})
+	if err != nil {
+		return fmt.Errorf("encode patch: %w", err)
+	}
+	pods := s.client.CoreV1().Pods(victim.Namespace)
+	if _, err := pods.Patch(ctx, victim.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("add the DisruptionTarget condition to %s/%s: %w", victim.Namespace, victim.Name, err)
+	}
+	// The UID precondition keeps a new pod of the same name safe.
+	err = pods.Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &victim.UID}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete %s/%s: %w", victim.Namespace, victim.Name, err)
+	}
+	s.recorder.Eventf(victim, v1.EventTypeNormal, "Preempted", "Preempted by pod %v on node %v", preemptor.UID, node)
+	return nil
+}

@@ -1,0 +1,235 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
+	"github.com/kube-lite/kube-lite/pkg/scheduler/framework/fwktest"
+	"github.com/kube-lite/kube-lite/pkg/scheduler/plugins/noderesourcesfit"
+)
+
+var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func prio(p int32) func(*v1.Pod) { return func(pod *v1.Pod) { pod.Spec.Priority = &p } }
+
+func started(ago time.Duration) func(*v1.Pod) {
+	return func(pod *v1.Pod) { st := metav1.NewTime(t0.Add(-ago)); pod.Status.StartTime = &st }
+}
+
+func fitFilter(ctx context.Context, pi *framework.PodInfo, n *framework.NodeInfo) *framework.Status {
+	return (&noderesourcesfit.Plugin{}).Filter(ctx, nil, pi, n)
+}
+
+func names(pods []*v1.Pod) []string {
+	out := []string{}
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func TestSelectVictims(t *testing.T) {
+	node := fwktest.Node("n", fwktest.Allocatable("cpu", "4"))
+	tests := []struct {
+		name       string
+		pods       []*v1.Pod
+		preemptor  *v1.Pod
+		want       []string
+		wantReason string
+	}{
+		{
+			name: "only the least important pods that must go",
+			pods: []*v1.Pod{
+				fwktest.Pod("low-old", fwktest.Requests("cpu", "1"), prio(1), started(time.Hour)),
+				fwktest.Pod("low-new", fwktest.Requests("cpu", "1"), prio(1), started(time.Minute)),
+				fwktest.Pod("mid", fwktest.Requests("cpu", "1"), prio(5)),
+				fwktest.Pod("high", fwktest.Requests("cpu", "1"), prio(100)),
+			},
+			preemptor: fwktest.Pod("p", fwktest.Requests("cpu", "2"), prio(10)),
+			// mid is reprieved first (most important), then low-old (older);
+			// low-new and one more must go.
+			want: []string{"low-old", "low-new"},
+		},
+		{
+			name: "a single big victim rather than several",
+			pods: []*v1.Pod{
+				fwktest.Pod("small", fwktest.Requests("cpu", "1"), prio(1)),
+				fwktest.Pod("big", fwktest.Requests("cpu", "3"), prio(1), started(time.Minute)),
+			},
+			preemptor: fwktest.Pod("p", fwktest.Requests("cpu", "3"), prio(10)),
+			want:      []string{"big"},
+		},
+		{
+			name:       "equal priorities are never victims",
+			pods:       []*v1.Pod{fwktest.Pod("peer", fwktest.Requests("cpu", "4"), prio(10))},
+			preemptor:  fwktest.Pod("p", fwktest.Requests("cpu", "1"), prio(10)),
+			wantReason: reasonNoVictims,
+		},
+		{
+			name: "removing every lower pod is not enough",
+			pods: []*v1.Pod{
+				fwktest.Pod("low", fwktest.Requests("cpu", "1"), prio(1)),
+				fwktest.Pod("high", fwktest.Requests("cpu", "3"), prio(100)),
+			},
+			preemptor:  fwktest.Pod("p", fwktest.Requests("cpu", "2"), prio(10)),
+			wantReason: "Insufficient cpu",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ni := fwktest.NodeInfo(node, tt.pods...)
+			victims, st := selectVictims(context.Background(), fitFilter, framework.NewPodInfo(tt.preemptor), ni, t0)
+			if tt.wantReason != "" {
+				if st == nil || len(st.Reasons()) != 1 || st.Reasons()[0] != tt.wantReason {
+					t.Fatalf("status %v, want %q", st, tt.wantReason)
+				}
+				return
+			}
+			if st != nil {
+				t.Fatalf("status %v", st)
+			}
+			if got := names(victims); !equalStrings(got, tt.want) {
+				t.Errorf("victims %v, want %v", got, tt.want)
+			}
+			if len(ni.Pods) != len(tt.pods) {
+				t.Errorf("the snapshot's node lost pods: %d, want %d", len(ni.Pods), len(tt.pods))
+			}
+		})
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPickCandidate(t *testing.T) {
+	pod := func(name string, p int32, ago time.Duration) *v1.Pod {
+		return fwktest.Pod(name, prio(p), started(ago))
+	}
+	tests := []struct {
+		name  string
+		cands []candidate
+		want  string
+	}{
+		{name: "lowest highest-priority victim", want: "b", cands: []candidate{
+			{node: "a", victims: []*v1.Pod{pod("a1", 5, 0)}},
+			{node: "b", victims: []*v1.Pod{pod("b1", 3, 0), pod("b2", 3, 0), pod("b3", 3, 0)}},
+		}},
+		{name: "lowest sum of priorities", want: "a", cands: []candidate{
+			{node: "a", victims: []*v1.Pod{pod("a1", 5, 0), pod("a2", 1, 0)}},
+			{node: "b", victims: []*v1.Pod{pod("b1", 5, 0), pod("b2", 2, 0)}},
+		}},
+		{name: "negative priorities count as costs too", want: "a", cands: []candidate{
+			{node: "a", victims: []*v1.Pod{pod("a1", -5, 0)}},
+			{node: "b", victims: []*v1.Pod{pod("b1", -5, 0), pod("b2", -10, 0)}},
+		}},
+		{name: "newest most important victims", want: "b", cands: []candidate{
+			{node: "a", victims: []*v1.Pod{pod("a1", 5, time.Hour)}},
+			{node: "b", victims: []*v1.Pod{pod("b1", 5, time.Minute)}},
+		}},
+		{name: "first of equals", want: "a", cands: []candidate{
+			{node: "a", victims: []*v1.Pod{pod("a1", 5, time.Minute)}},
+			{node: "b", victims: []*v1.Pod{pod("b1", 5, time.Minute)}},
+		}},
+	}
+	for _, tt := range tests {
+		if got := pickCandidate(tt.cands, t0).node; got != tt.want {
+			t.Errorf("%s: picked %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestEligibleToPreempt(t *testing.T) {
+	never := v1.PreemptNever
+	polite := fwktest.Pod("p", prio(10), func(p *v1.Pod) { p.Spec.PreemptionPolicy = &never })
+	if ok, msg := eligibleToPreempt(polite, nil); ok || msg != "not eligible due to preemptionPolicy=Never." {
+		t.Errorf("Never: %v %q", ok, msg)
+	}
+	victim := fwktest.Pod("v", prio(1), fwktest.On("n"), func(p *v1.Pod) {
+		now := metav1.NewTime(t0)
+		p.DeletionTimestamp = &now
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
+	})
+	waiting := fwktest.Pod("p", prio(10), func(p *v1.Pod) { p.Status.NominatedNodeName = "n" })
+	if ok, msg := eligibleToPreempt(waiting, fwktest.NodeInfo(fwktest.Node("n"), victim)); ok || msg != msgTerminatingVictim {
+		t.Errorf("victim still terminating: %v %q", ok, msg)
+	}
+	if ok, _ := eligibleToPreempt(waiting, fwktest.NodeInfo(fwktest.Node("n"))); !ok {
+		t.Errorf("victims gone: not eligible")
+	}
+}
+
+// TestPreemptionEvictsAndNominates runs the scheduler: a high-priority pod
+// that fits nowhere evicts the low-priority pod filling the node, marked
+// as upstream marks it, and is nominated to the node; a pod that never
+// preempts only waits.
+func TestPreemptionEvictsAndNominates(t *testing.T) {
+	low := testPod("low", "3")
+	low.Spec.NodeName = "only"
+	low.Spec.Priority = ptrTo(int32(1))
+	never := v1.PreemptNever
+	polite := testPod("polite", "2")
+	polite.Spec.Priority = ptrTo(int32(1000))
+	polite.Spec.PreemptionPolicy = &never
+	client := fake.NewClientset(testNode("only", "4", 110), low, polite)
+	bindingReactor(t, client, nil)
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+
+	waitFor(t, "polite waits", func() (bool, error) {
+		evs := eventsFor(t, client, "polite", "FailedScheduling")
+		return len(evs) > 0 && evs[0].Message == "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.", nil
+	})
+	if _, err := client.CoreV1().Pods("default").Get(context.Background(), "low", metav1.GetOptions{}); err != nil {
+		t.Fatalf("a pod that never preempts evicted low: %v", err)
+	}
+
+	high := testPod("high", "2")
+	high.Spec.Priority = ptrTo(int32(100))
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), high, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "high nominated to only", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "high", metav1.GetOptions{})
+		return err == nil && p.Status.NominatedNodeName == "only", nil
+	})
+	waitFor(t, "Preempted event", func() (bool, error) {
+		evs := eventsFor(t, client, "low", "Preempted")
+		return len(evs) > 0 && evs[0].Message == "Preempted by pod uid-high on node only" && evs[0].Type == v1.EventTypeNormal, nil
+	})
+	// The fake clientset deletes at once; the status patch came first.
+	var patched bool
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "patch" && a.GetSubresource() == "status" && a.(interface{ GetName() string }).GetName() == "low" {
+			patched = true
+		}
+	}
+	if !patched {
+		t.Errorf("low was not given the DisruptionTarget condition before its deletion")
+	}
+	waitFor(t, "low deleted", func() (bool, error) {
+		_, err := client.CoreV1().Pods("default").Get(context.Background(), "low", metav1.GetOptions{})
+		return err != nil, nil
+	})
+	waitFor(t, "high bound to only", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "high", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "only", nil
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
