@@ -21,7 +21,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/kube-lite/kube-lite/pkg/kubelet/cri"
 	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
 
@@ -403,6 +405,61 @@ func TestGracefulDeletionHonoursSIGTERMAndKillsIgnorers(t *testing.T) {
 		t.Fatalf("ignorer was gone after %s, before its 3s grace period", ignorerGone)
 	}
 	t.Logf("trapper gone after %s, ignorer after %s", trapperGone, ignorerGone)
+}
+
+// TestDeadSandboxsContainerGetsPreStopAndSIGTERM kills a pod's pause
+// process: before the kubelet re-creates the sandbox, the container runs its
+// preStop hook and gets SIGTERM (not a bare SIGKILL), as upstream's does.
+func TestDeadSandboxsContainerGetsPreStopAndSIGTERM(t *testing.T) {
+	requireCluster(t)
+	ns := namespace(t)
+	hostDir := t.TempDir()
+	grace := int64(30)
+	p := simplePod("sbdies", busybox, "sh", "-c",
+		`trap 'echo terminated > /host/term; exit 0' TERM; echo up > /host/up; while true; do sleep 0.1; done`)
+	p.Spec.TerminationGracePeriodSeconds = &grace
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+		Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo prestop > /host/prestop"}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}
+	p.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}}}
+	created := createPod(t, ns, p)
+	waitPod(t, ns, "sbdies", "Running", running)
+	waitFile := func(name, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(waitLimit); ; time.Sleep(50 * time.Millisecond) {
+			b, err := os.ReadFile(filepath.Join(hostDir, name))
+			if err == nil && strings.TrimSpace(string(b)) == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/host/%s holds %q (%v), want %q", name, b, err, want)
+			}
+		}
+	}
+	waitFile("up", "up") // its TERM handler is set
+
+	sock := filepath.Join(env.ctrDir, "containerd.sock")
+	rt, err := cri.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := context.Background()
+	sandboxes, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"io.kubernetes.pod.uid": string(created.UID)}})
+	if err != nil || len(sandboxes) != 1 {
+		t.Fatalf("sandboxes of the pod: %v %v", sandboxes, err)
+	}
+	if out, err := e2eutil.Run("ctr", "--address", sock, "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", sandboxes[0].Id); err != nil {
+		t.Fatalf("kill the pause process: %v %s", err, out)
+	}
+
+	waitFile("prestop", "prestop")
+	waitFile("term", "terminated")
+	waitPod(t, ns, "sbdies", "Running again in a new sandbox", func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return running(p) && len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil &&
+			cs[0].LastTerminationState.Terminated != nil && cs[0].LastTerminationState.Terminated.ExitCode == 0
+	})
 }
 
 func TestLogsFollowStreams(t *testing.T) {
