@@ -67,7 +67,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			sa,
 			// Skips requests without a user: servers without security.
 			noderestriction.New(),
-			podsecurity.New(namespaces),
+			podsecurity.New(namespaces, podsecurity.WithPods(objs)),
 			priorities,
 			webhook.NewValidating(validatingConfigs, namespaces),
 			// Last: it charges usage, which a later refusal would leave behind

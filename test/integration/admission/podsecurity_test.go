@@ -95,7 +95,6 @@ func TestPodSecurityPodUpdate(t *testing.T) {
 // TestPodSecurityNamespaceWarnings: `kubectl label ns ... enforce=baseline`
 // on a namespace with violating pods prints upstream's warnings.
 func TestPodSecurityNamespaceWarnings(t *testing.T) {
-	t.Skip("needs podsecurity.WithPods(objs) in pkg/apiserver/admission.go's chain; remove this line with that change")
 	s := framework.StartAPIServer(t)
 	ctx := ctxT(t)
 	createNamespace(t, s.Client, "legacy", nil)
