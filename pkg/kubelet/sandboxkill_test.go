@@ -202,3 +202,44 @@ func TestProbeKillUsesTheProbesGracePeriod(t *testing.T) {
 		})
 	}
 }
+
+// A pod failed past its activeDeadlineSeconds has its containers stopped
+// like any kill: preStop hook, then the pod's grace period.
+func TestDeadlineKillRunsPreStopWithThePodsGracePeriod(t *testing.T) {
+	h, rt, _ := newKillLog(t)
+	pod := testPod("deadkill", withPreStop(45, "save-state"), func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](5) })
+	h.add(pod)
+	h.sync(pod)
+	c := h.running(pod, "main")
+	h.clock.Step(5 * time.Second)
+	h.sync(pod)
+	got := strings.Join(rt.log(), "\n")
+	if want := "exec " + c.Id + " save-state\nstop " + c.Id + " 45"; !strings.HasPrefix(got, want) {
+		t.Fatalf("runtime calls:\n%s\nwant first:\n%s", got, want)
+	}
+}
+
+// A kubelet restarted while a failed pod's containers were still being
+// stopped finishes the job as upstream's does: preStop hook and grace
+// period, not a bare kill by the sandbox's stop.
+func TestRestartedKubeletStopsATerminalPodsContainersGracefully(t *testing.T) {
+	h, rt, _ := newKillLog(t)
+	pod := testPod("termrestart", withPreStop(45, "save-state"))
+	h.add(pod)
+	h.sync(pod)
+	c := h.running(pod, "main")
+
+	failed := pod.DeepCopy()
+	failed.Status.Phase = v1.PodFailed
+	h2 := newHarnessWith(t, h.clock, rt.Runtime, func(d *Deps) { d.Runtime = rt })
+	h2.add(failed)
+	h2.sync(failed)
+	got := strings.Join(rt.log(), "\n")
+	want := "exec " + c.Id + " save-state\nstop " + c.Id + " 45\nstop sandbox " + c.PodSandboxId
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("runtime calls:\n%s\nwant first:\n%s", got, want)
+	}
+	if h2.rt.Calls["RunPodSandbox"] != 1 || h2.running(failed, "main") != nil {
+		t.Fatalf("the failed pod ran again: %v", h2.rt.Calls)
+	}
+}

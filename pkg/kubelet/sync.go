@@ -76,6 +76,19 @@ func (kl *Kubelet) syncPod(ctx context.Context, key string) (time.Duration, bool
 	}
 	if st.finished {
 		// Terminal: keep the containers for their logs but free the sandbox.
+		// Containers still running (the kubelet restarted while it stopped
+		// them) are stopped as any kill is, with preStop and grace period,
+		// not by the sandbox's stop, which kills them at once.
+		if len(rp.running()) > 0 {
+			kl.probes.RemovePod(pod.UID)
+			if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
+				if ctx.Err() != nil {
+					return 0, false
+				}
+				slog.Warn("stop containers of finished pod", "pod", podKey(pod), "err", err)
+				return time.Second, false
+			}
+		}
 		if sb := rp.readySandbox(); sb != nil {
 			_ = kl.stopSandboxes(ctx, rp)
 		}
