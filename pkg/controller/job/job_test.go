@@ -1081,3 +1081,77 @@ func TestAdoptedPodsAreTracked(t *testing.T) {
 		t.Errorf("pods %v, want %v", got, want)
 	}
 }
+
+// TestTrackingEdgeCases: which pods the controller counts, and when it lets
+// go of them, as upstream does.
+func TestTrackingEdgeCases(t *testing.T) {
+	t.Run("pods a suspended Job deletes lose the finalizer first and do not count as failed", func(t *testing.T) {
+		ctx := context.Background()
+		job := newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
+		c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+		addPods(ctx, client, f, pods(job, run, run)...)
+		client.ClearActions()
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		var w []string
+		for _, a := range client.Actions() {
+			if a.GetResource().Resource == "pods" && (a.GetVerb() == "patch" || a.GetVerb() == "delete") {
+				w = append(w, a.GetVerb())
+			}
+		}
+		got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		if want := []string{"patch", "delete", "patch", "delete"}; !slices.Equal(w, want) || got.Status.Failed != 0 {
+			t.Errorf("pod writes %v with failed=%d, want %v and 0", w, got.Status.Failed, want)
+		}
+	})
+	t.Run("a Job that met its success policy does not count the pods it stops as failed", func(t *testing.T) {
+		job := newJob(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededIndexes: ptr.To("0")}}}
+		})
+		got, _, deletes := syncOnce(t, job, indexedPods(job, ok, run), 0)
+		if got.Status.Failed != 0 || got.Status.Succeeded != 1 || deletes != 1 {
+			t.Errorf("failed=%d succeeded=%d with %d pods deleted, want 0, 1 and 1", got.Status.Failed, got.Status.Succeeded, deletes)
+		}
+	})
+	t.Run("a deleted pod is not a failure when only failed pods are replaced", func(t *testing.T) {
+		job := newJob(func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) })
+		ps := pods(job, run)
+		ps[0].DeletionTimestamp = &metav1.Time{Time: now}
+		got, _, _ := syncOnce(t, job, ps, 0)
+		if got.Status.Failed != 0 || len(got.Status.UncountedTerminatedPods.Failed) != 0 {
+			t.Errorf("failed=%d uncounted %v, want nothing counted yet", got.Status.Failed, got.Status.UncountedTerminatedPods.Failed)
+		}
+	})
+	t.Run("backoffLimitPerIndex: an index's last failed pod keeps the finalizer until its replacement is created", func(t *testing.T) {
+		ctx := context.Background()
+		job := newJob(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			j.Spec.Completions, j.Spec.Parallelism = ptr.To[int32](1), ptr.To[int32](1)
+			j.Spec.BackoffLimit, j.Spec.BackoffLimitPerIndex = nil, ptr.To[int32](3)
+		})
+		clk := clocktesting.NewFakeClock(now)
+		c, client, f := newController(ctx, job, clk)
+		p := exited(indexedPods(job, fail)[0], "c", 1)
+		p.Annotations[batchv1.JobIndexFailureCountAnnotation] = "0"
+		p.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(now)
+		addPods(ctx, client, f, p)
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		if fin := apiFinalizers(ctx, t, client)["p0"]; len(fin) != 1 || got.Status.Failed != 0 {
+			t.Fatalf("during the back-off: finalizers %v, failed=%d; want the finalizer kept and nothing counted yet", fin, got.Status.Failed)
+		}
+		_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(got)
+		clk.Step(time.Minute)
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		if fin := apiFinalizers(ctx, t, client)["p0"]; len(fin) != 0 || got.Status.Failed != 1 {
+			t.Errorf("once replaced: finalizers %v, failed=%d; want none and 1", fin, got.Status.Failed)
+		}
+	})
+}
