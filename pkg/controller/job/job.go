@@ -121,6 +121,7 @@ type Controller struct {
 
 	deletions *controllerutil.PodDeletions
 	removals  *finalizerRemovals
+	writes    *statusWrites
 	// orphans are the pods whose tracking finalizer is to go because no
 	// unfinished Job counts them.
 	orphans controllerutil.Queue
@@ -141,6 +142,7 @@ func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods core
 		PodFailureBackoff: DefaultPodFailureBackoff,
 		deletions:         controllerutil.NewPodDeletions(expectations),
 		removals:          newFinalizerRemovals(),
+		writes:            &statusWrites{rv: map[string]uint64{}},
 		orphans:           controllerutil.NewQueue(orphanQueueName, mp),
 	}
 	_, _ = jobs.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
@@ -233,6 +235,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.deletions.Forget(key)
 		c.removals.forget(key)
+		c.writes.forget(key)
 		c.enqueueOrphans(ns, name)
 		return nil
 	}
@@ -241,6 +244,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if finished(cached) {
 		return c.releaseFinished(ctx, cached)
+	}
+	if c.writes.stale(key, cached.ResourceVersion) {
+		// The counts in this copy are older than those this controller
+		// wrote, and the pods it released no longer show what it counted:
+		// a sync on it would undercount and start pods for work done. The
+		// write's own event brings the Job back.
+		c.queue.AddAfter(key, time.Second)
+		return nil
 	}
 	job := cached.DeepCopy()
 	sel, err := c.selector(job)
@@ -486,9 +497,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if !apiequality.Semantic.DeepEqual(&job.Status, st) {
 		job.Status = *st
-		if _, err := c.client.BatchV1().Jobs(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{}); err != nil {
+		updated, err := c.client.BatchV1().Jobs(ns).UpdateStatus(ctx, job, metav1.UpdateOptions{})
+		if err != nil {
 			return fmt.Errorf("update status of job %s: %w", key, err)
 		}
+		c.writes.wrote(key, updated.ResourceVersion)
 	}
 	return errors.Join(manageErr, trackErr)
 }
@@ -572,6 +585,7 @@ func (c *Controller) track(ctx context.Context, key string, job *batchv1.Job, st
 		if err != nil {
 			return false, fmt.Errorf("add uncounted pods to status of job %s: %w", key, err)
 		}
+		c.writes.wrote(key, updated.ResourceVersion)
 		*job = *updated
 	}
 	ok, err := c.releasePods(ctx, key, release)

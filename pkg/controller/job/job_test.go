@@ -1155,3 +1155,29 @@ func TestTrackingEdgeCases(t *testing.T) {
 		}
 	})
 }
+
+// TestStaleJobIsNotSynced: a cached Job older than the controller's last
+// status write (its counts predate pods it since released) starts no pods:
+// it would count the work of those pods as not done.
+func TestStaleJobIsNotSynced(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(func(j *batchv1.Job) { j.ResourceVersion = "5" })
+	c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+	c.writes.wrote("default/pi", "7")
+	client.ClearActions()
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if w := controllertest.Writes(client); len(w) != 0 {
+		t.Errorf("writes %v on a stale Job, want none", w)
+	}
+	caughtUp := job.DeepCopy()
+	caughtUp.ResourceVersion = "7"
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(caughtUp)
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if w := controllertest.Writes(client); len(w) == 0 {
+		t.Error("no writes once the cache caught up")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -282,4 +283,39 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 		}
 	}
 	return c.removeTracking(ctx, pod)
+}
+
+// statusWrites remembers, per Job, the resourceVersion of the controller's
+// last status write, to tell a cached Job older than it. kube-lite's
+// resourceVersions are etcd revisions, so they order; one that does not
+// parse is never called stale.
+type statusWrites struct {
+	mu sync.Mutex
+	rv map[string]uint64
+}
+
+func (w *statusWrites) wrote(key, rv string) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rv[key] = max(w.rv[key], n)
+}
+
+func (w *statusWrites) stale(key, rv string) bool {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return n < w.rv[key]
+}
+
+func (w *statusWrites) forget(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.rv, key)
 }
