@@ -243,3 +243,32 @@ func TestRestartedKubeletStopsATerminalPodsContainersGracefully(t *testing.T) {
 		t.Fatalf("the failed pod ran again: %v", h2.rt.Calls)
 	}
 }
+
+// Whatever the grace period, a stopped container gets SIGTERM and upstream's
+// two seconds before SIGKILL: a pod with terminationGracePeriodSeconds 0
+// (no time for its preStop hook) and a pod force-deleted while the kubelet
+// was away alike.
+func TestStoppedContainersGetTheMinimalShutdownWindow(t *testing.T) {
+	h, rt, _ := newKillLog(t)
+	pod := testPod("nograce", withPreStop(0, "save-state"))
+	h.add(pod)
+	h.sync(pod)
+	c := h.running(pod, "main")
+	h.clock.Step(time.Minute)
+	rt.KillSandbox(c.PodSandboxId)
+	h.sync(pod)
+	if got := strings.Join(rt.log(), "\n"); !strings.HasPrefix(got, "stop "+c.Id+" 2\n") {
+		t.Fatalf("runtime calls:\n%s\nwant first: stop %s 2", got, c.Id)
+	}
+
+	if c = h.running(pod, "main"); c == nil {
+		t.Fatalf("main not restarted: %+v", h.status(pod).ContainerStatuses)
+	}
+	h2 := newHarnessWith(t, h.clock, rt.Runtime, func(d *Deps) { d.Runtime = rt })
+	if _, done := h2.kl.syncPod(context.Background(), string(pod.UID)); !done {
+		t.Fatal("orphan cleanup did not finish")
+	}
+	if got := strings.Join(rt.log(), "\n"); !strings.Contains(got, "stop "+c.Id+" 2\n") {
+		t.Fatalf("runtime calls:\n%s\nwant: stop %s 2", got, c.Id)
+	}
+}

@@ -39,6 +39,8 @@ const (
 	reasonRunContainerError   = "RunContainerError"
 	reasonPostStartHookError  = "PostStartHookError"
 	defaultGracePeriodSeconds = 30
+	// minStopGracePeriodSeconds is upstream's minimal shutdown window.
+	minStopGracePeriodSeconds = 2
 )
 
 // syncPod makes the runtime match one pod; it is the pod worker's body.
@@ -781,11 +783,11 @@ func (kl *Kubelet) stopContainer(ctx context.Context, pod *v1.Pod, c *runtimeapi
 				kl.recorder.Event(events.ContainerRef(pod, name), v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 			}
 			grace -= int64(kl.clock.Since(begin).Seconds())
-			if grace < 2 {
-				grace = 2
-			}
 		}
 	}
+	// As upstream, SIGTERM always comes some time before SIGKILL, whatever
+	// the grace period left, so that no container is killed unwarned.
+	grace = max(grace, minStopGracePeriodSeconds)
 	err := kl.runtime.StopContainer(ctx, c.Id, grace)
 	kl.metrics.op("stop_container", err)
 	return err
