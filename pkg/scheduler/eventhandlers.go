@@ -28,6 +28,7 @@ func (s *Scheduler) addInformers() {
 	s.register(s.unscheduledFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pod, ok := obj.(*v1.Pod); ok && s.responsibleFor(pod) && !s.cache.HasPod(pod) {
+				s.nominator.set(pod)
 				s.queue.Add(pod)
 			}
 		},
@@ -38,13 +39,16 @@ func (s *Scheduler) addInformers() {
 				return
 			}
 			if !s.responsibleFor(pod) {
+				s.nominator.forget(pod.UID)
 				s.queue.Delete(pod)
 				return
 			}
+			s.nominator.set(pod)
 			s.queue.Update(oldPod, pod)
 		},
 		DeleteFunc: func(obj any) {
 			if pod := podOf(obj); pod != nil {
+				s.nominator.forget(pod.UID)
 				s.queue.Delete(pod)
 			}
 		},

@@ -219,7 +219,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 	}
 	now := s.clock.Now()
 	filter := func(ctx context.Context, pi *framework.PodInfo, n *framework.NodeInfo) *framework.Status {
-		return s.fwk.RunFilterPlugins(ctx, state, pi, n)
+		return s.fwk.RunFilterPlugins(ctx, state, pi, withNominated(n, s.nominated))
 	}
 	cands, reasons := findCandidates(ctx, filter, pi, nodes, statuses, now)
 	if len(cands) == 0 {

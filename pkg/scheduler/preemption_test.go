@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,3 +234,37 @@ func TestPreemptionEvictsAndNominates(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestNominatedPodKeepsItsRoom: a pod nominated to a node (its victims
+// leaving) holds its room against pods of lower priority, not against
+// pods of higher priority.
+func TestNominatedPodKeepsItsRoom(t *testing.T) {
+	nominated := testPod("nominated", "3")
+	nominated.Spec.Priority = ptrTo(int32(100))
+	nominated.Status.NominatedNodeName = "only"
+	// Gated, so that it stays pending with its nomination for the test.
+	nominated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "test"}}
+	low := testPod("low", "2")
+	low.Spec.Priority = ptrTo(int32(1))
+	client := fake.NewClientset(testNode("only", "4", 110), nominated, low)
+	bindingReactor(t, client, nil)
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+
+	waitFor(t, "low kept off the nominated room", func() (bool, error) {
+		evs := eventsFor(t, client, "low", "FailedScheduling")
+		return len(evs) > 0 && strings.HasPrefix(evs[0].Message, "0/1 nodes are available: 1 Insufficient cpu."), nil
+	})
+	high := testPod("high", "2")
+	high.Spec.Priority = ptrTo(int32(200))
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), high, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "high bound to only", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "high", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "only", nil
+	})
+	if p, err := client.CoreV1().Pods("default").Get(context.Background(), "low", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Errorf("low bound to %q (%v), want pending", p.Spec.NodeName, err)
+	}
+}

@@ -82,6 +82,8 @@ type Scheduler struct {
 	assignedFactory    informers.SharedInformerFactory
 	nodeFactory        informers.SharedInformerFactory
 
+	nominator nominator
+
 	bindSem  chan struct{}
 	bindings sync.WaitGroup
 	started  atomic.Bool
@@ -90,8 +92,11 @@ type Scheduler struct {
 	// Scheduling-cycle scratch, reused across cycles (one cycle at a time).
 	nextStartNodeIndex int
 	feasible           []*framework.NodeInfo
-	statuses           []*framework.Status
-	totals             []int64
+	// nominated holds, for this cycle's pod, the nominated pods it must
+	// leave room for, by node.
+	nominated map[string][]*framework.PodInfo
+	statuses  []*framework.Status
+	totals    []int64
 }
 
 // New builds a scheduler; Run starts it.
@@ -243,6 +248,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 			pi := *qp.PodInfo
 			pi.Pod = p
 			qp.PodInfo = &pi
+			s.nominator.set(p)
 			s.handleFailure(ctx, qp, cycle, st, msg, start, &node)
 			return true
 		}
@@ -258,6 +264,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 		s.handleFailure(ctx, qp, cycle, framework.AsStatus(err), err.Error(), start, nil)
 		return true
 	}
+	// Counted on its node now: its nomination need hold no room.
+	s.nominator.forget(pod.UID)
 	if st := s.fwk.RunReservePlugins(ctx, state, &api, host); !st.IsSuccess() {
 		s.fwk.RunUnreservePlugins(ctx, state, &api, host)
 		s.cache.ForgetPod(assumed)
@@ -319,6 +327,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		// reported once, not per node.
 		return "", st, fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), st.Message())
 	}
+	s.nominated = s.nominator.forPod(pi.Pod)
 	feasible, st := s.findFeasible(ctx, state, pi, nodes)
 	if !st.IsSuccess() {
 		return "", st, st.Message()
@@ -429,7 +438,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, state *framework.CycleStat
 	start := s.nextStartNodeIndex % n
 	workqueue.ParallelizeUntil(ctx, s.fwk.Parallelism(), n, func(i int) {
 		idx := (start + i) % n
-		st := s.fwk.RunFilterPlugins(ctx, state, pi, nodes[idx])
+		st := s.fwk.RunFilterPlugins(ctx, state, pi, withNominated(nodes[idx], s.nominated))
 		switch {
 		case st.IsSuccess():
 			k := found.Add(1)
