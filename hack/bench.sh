@@ -4,7 +4,9 @@
 # is bounded by BENCH_TIMEOUT (default 15m); one that fails or times out does
 # not stop the others, and the exit code is non-zero if any did.
 #   hack/bench.sh [name...]     e.g. hack/bench.sh apiserver scheduler
-# Expects `make build` to have filled bin/ (make bench does).
+# Expects `make build` to have filled bin/ (make bench does). When
+# .upstream/bin holds upstream's kube-apiserver and etcd
+# (hack/upstream-apiserver.sh), the apiserver harness measures them too.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +21,12 @@ fi
 # Arguments per harness: each is pointed at the binaries make build made.
 args_for() {
   case "$1" in
-    apiserver) echo "-apiserver bin/kube-lite-apiserver" ;;
+    apiserver)
+      if [ -x .upstream/bin/kube-apiserver ] && [ -x .upstream/bin/etcd ]; then
+        echo "-apiserver bin/kube-lite-apiserver -upstream .upstream/bin"
+      else
+        echo "-apiserver bin/kube-lite-apiserver"
+      fi ;;
     scheduler) echo "-apiserver bin/kube-lite-apiserver" ;;
     podstart)  echo "-bin bin" ;;
     *)         echo "" ;;

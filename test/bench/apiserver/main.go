@@ -61,6 +61,10 @@ type options struct {
 	// etcdServers, when set, points the apiserver at an external etcd
 	// (plain HTTP on loopback) instead of its embedded one.
 	etcdServers string
+	// upstream is a directory with upstream's kube-apiserver and etcd
+	// binaries, measured after kube-lite in the same run.
+	upstream      string
+	upstreamFirst bool
 }
 
 func main() {
@@ -74,6 +78,8 @@ func main() {
 	flag.IntVar(&o.events, "events", 200, "objects created while the watchers watch")
 	flag.BoolVar(&o.protobuf, "protobuf", true, "talk protobuf to the apiserver (false: JSON)")
 	flag.StringVar(&o.etcdServers, "etcd-servers", "", "an external etcd (http://127.0.0.1:2379) for the apiserver and the floor; empty uses the embedded one")
+	flag.StringVar(&o.upstream, "upstream", "", "a directory with upstream kube-apiserver and etcd binaries (hack/upstream-apiserver.sh builds them) to measure after kube-lite, the same way")
+	flag.BoolVar(&o.upstreamFirst, "upstream-first", false, "with -upstream, measure upstream before kube-lite")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, data)")
 	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the apiserver, taken during the last create step, to this file (and its allocations to this file.allocs)")
 	flag.DurationVar(&o.profileFor, "profile-duration", 2*time.Second, "how long -profile samples (keep it shorter than the step)")
@@ -116,29 +122,67 @@ type result struct {
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
 
 func run(ctx context.Context, o options, out io.Writer) error {
-	srv, err := startAPIServer(ctx, o)
+	fmt.Fprintf(out, "kube-lite apiserver benchmark: %d CPUs, GOMAXPROCS %d, %s/%s, apiserver %s\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, o.apiserver)
+	// Upstream runs on the same machine in the same run, with the same
+	// client and steps: the comparison DESIGN.md's goals are set in. Which
+	// goes first is a flag, so that alternating runs can cancel the drift
+	// of a shared host.
+	var results, upstream []result
+	steps := []func() error{
+		func() (err error) {
+			results, err = measureServer(ctx, o, startKubeLite, o.profile, o.benchProfile)
+			return err
+		},
+	}
+	if o.upstream != "" {
+		up := func() (err error) { upstream, err = measureServer(ctx, o, startUpstream, "", ""); return err }
+		if o.upstreamFirst {
+			steps = append([]func() error{up}, steps...)
+		} else {
+			steps = append(steps, up)
+		}
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	for i := range upstream {
+		upstream[i].what = "upstream " + upstream[i].what
+	}
+	printTable(out, append(results, upstream...))
+	printRatios(out, results, upstream)
+	return nil
+}
+
+// measureServer starts a server, measures it and stops it.
+func measureServer(ctx context.Context, o options, start func(context.Context, options) (*server, error), profile, benchProfile string) ([]result, error) {
+	srv, err := start(ctx, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer srv.stop()
+	return measure(ctx, o, srv, profile, benchProfile)
+}
 
+// measure runs the steps against one server: the raw etcd floor and the
+// creates at each client count, then the watch delivery latency.
+func measure(ctx context.Context, o options, srv *server, profile, benchProfile string) ([]result, error) {
 	cs, err := kubernetes.NewForConfig(srv.rest)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	etcdClient, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.etcdEndpoint}, DialTimeout: 5 * time.Second})
 	if err != nil {
-		return fmt.Errorf("connect to the apiserver's etcd at %s: %w", srv.etcdEndpoint, err)
+		return nil, fmt.Errorf("connect to %s's etcd at %s: %w", srv.name, srv.etcdEndpoint, err)
 	}
 	defer etcdClient.Close()
-
-	fmt.Fprintf(out, "kube-lite apiserver benchmark: %d CPUs, GOMAXPROCS %d, %s/%s, apiserver %s, etcd %s\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, o.apiserver, srv.etcdEndpoint)
 
 	// A short warm-up so that the first step does not pay for connection
 	// setup and the server's first allocations.
 	if _, err := createConfigMaps(ctx, cs, "bench-warmup", 4, 200, o.maxPerStep); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
+		return nil, fmt.Errorf("%s warm-up: %w", srv.name, err)
 	}
 
 	var results []result
@@ -147,20 +191,21 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		r, err := rawEtcdCreates(ctx, etcdClient, n, o.count, o.maxPerStep)
 		r.serverCPU, r.benchCPU, r.serverSyscalls = srv.cpu().sub(c0)
 		if err != nil {
-			return fmt.Errorf("etcd creates with %d clients: %w", n, err)
+			return nil, fmt.Errorf("%s: etcd creates with %d clients: %w", srv.name, n, err)
 		}
 		results = append(results, r)
 	}
 	for _, n := range o.clients {
+		last := n == o.clients[len(o.clients)-1]
 		var profiled chan error
-		if o.profile != "" && n == o.clients[len(o.clients)-1] {
+		if profile != "" && last {
 			profiled = make(chan error, 1)
-			go func() { profiled <- saveProfile(ctx, cs, o.profile, o.profileFor) }()
+			go func() { profiled <- saveProfile(ctx, cs, profile, o.profileFor) }()
 		}
 		stopProfile := func() {}
-		if o.benchProfile != "" && n == o.clients[len(o.clients)-1] {
-			if stopProfile, err = startBenchProfile(o.benchProfile); err != nil {
-				return err
+		if benchProfile != "" && last {
+			if stopProfile, err = startBenchProfile(benchProfile); err != nil {
+				return nil, err
 			}
 		}
 		c0 := srv.cpu()
@@ -173,19 +218,36 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("apiserver creates with %d clients: %w", n, err)
+			return nil, fmt.Errorf("%s: creates with %d clients: %w", srv.name, n, err)
 		}
 		results = append(results, r)
 	}
-	w, werr := watchLatency(ctx, cs, o.watchers, o.events, o.maxPerStep)
-	if werr == nil {
+	if o.watchers > 0 {
+		w, err := watchLatency(ctx, cs, o.watchers, o.events, o.maxPerStep)
+		if err != nil {
+			return nil, fmt.Errorf("%s: watch latency: %w", srv.name, err)
+		}
 		results = append(results, w)
 	}
-	printTable(out, results)
-	if werr != nil {
-		return fmt.Errorf("watch latency: %w", werr)
+	return results, nil
+}
+
+// printRatios prints kube-lite's create rate and p99 against upstream's
+// at each client count measured for both.
+func printRatios(out io.Writer, ours, upstream []result) {
+	for _, u := range upstream {
+		if u.what != "upstream apiserver create ConfigMap" || u.ops == 0 {
+			continue
+		}
+		for _, r := range ours {
+			if r.what == "apiserver create ConfigMap" && r.clients == u.clients {
+				slices.Sort(r.lat)
+				slices.Sort(u.lat)
+				fmt.Fprintf(out, "kube-lite / upstream, %d clients: %.2f× the creates/s, p99 %s against %s\n",
+					r.clients, r.rate()/u.rate(), fmtDur(percentile(r.lat, 0.99)), fmtDur(percentile(u.lat, 0.99)))
+			}
+		}
 	}
-	return nil
 }
 
 func printTable(out io.Writer, rs []result) {
@@ -435,53 +497,17 @@ func missing(received [][]time.Time, made int) string {
 	return fmt.Sprintf("events not received, index: watchers missing it: %v", byIndex)
 }
 
-type apiserverProcess struct {
-	cmd          *exec.Cmd
-	dir          string
-	keep         bool
-	rest         *rest.Config
-	etcdEndpoint string
-	exited       chan struct{}
+// process is one program the bench started, with its log.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
-var etcdEndpointRE = regexp.MustCompile(`embedded etcd ready.*endpoints="?\[?(https?://[0-9.:]+)`)
-
-func startAPIServer(ctx context.Context, o options) (*apiserverProcess, error) {
-	bin, err := filepath.Abs(o.apiserver)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("%s: %w (run `make build` first)", o.apiserver, err)
-	}
-	dir, err := os.MkdirTemp("", "kube-lite-bench-")
-	if err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	certDir := filepath.Join(dir, "certs")
-	// The benchmark client is a cluster admin with a certificate from its
-	// own CA, as a real client would be, so that authentication and
-	// authorization are part of what is measured.
-	clientCADir := filepath.Join(dir, "client-ca")
-	clientCA, err := pki.EnsureCA(clientCADir, pki.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		return nil, err
-	}
-	admin, err := pki.IssueCert(clientCA, pki.CertSpec{CommonName: "bench-admin", Organizations: []string{"system:masters"}, Usages: []pki.Usage{pki.UsageClient}})
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
-		"--data-dir="+filepath.Join(dir, "etcd"), "--cert-dir="+certDir,
-		"--client-ca-file="+filepath.Join(clientCADir, pki.CACertFile))
-	if o.etcdServers != "" {
-		cmd.Args = append(cmd.Args, "--etcd-servers="+o.etcdServers)
-	}
-	logFile, err := os.Create(filepath.Join(dir, "apiserver.log"))
+// startProcess runs bin with args, writing its stdout and stderr to
+// logPath; each stderr line is also passed to onLine (may be nil).
+func startProcess(bin string, args []string, logPath string, onLine func(string)) (*process, error) {
+	cmd := exec.Command(bin, args...)
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -493,75 +519,23 @@ func startAPIServer(ctx context.Context, o options) (*apiserverProcess, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	p := &apiserverProcess{cmd: cmd, dir: dir, keep: o.keep, exited: make(chan struct{})}
-	endpoint := make(chan string, 1)
-	if o.etcdServers != "" {
-		endpoint <- strings.Split(o.etcdServers, ",")[0]
-	}
+	p := &process{cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logFile, line)
-			if m := etcdEndpointRE.FindStringSubmatch(line); m != nil {
-				select {
-				case endpoint <- m[1]:
-				default:
-				}
+			if onLine != nil {
+				onLine(line)
 			}
 		}
 	}()
 	go func() { _ = cmd.Wait(); close(p.exited) }()
-
-	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	select {
-	case p.etcdEndpoint = <-endpoint:
-	case <-p.exited:
-		p.stop()
-		return nil, fmt.Errorf("apiserver exited at start; log in %s", filepath.Join(dir, "apiserver.log"))
-	case <-wait.Done():
-		p.stop()
-		return nil, fmt.Errorf("apiserver did not report its embedded etcd in time; log in %s", filepath.Join(dir, "apiserver.log"))
-	}
-	p.rest = &rest.Config{
-		Host:            "https://127.0.0.1:" + strconv.Itoa(port),
-		TLSClientConfig: rest.TLSClientConfig{CAFile: filepath.Join(certDir, pki.SelfSignedCertFile), CertData: admin.CertPEM, KeyData: admin.KeyPEM},
-		QPS:             -1, // no client-side rate limit: the server is what is measured
-	}
-	if o.protobuf {
-		p.rest.ContentType = "application/vnd.kubernetes.protobuf"
-		p.rest.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	}
-	if err := waitReady(wait, p); err != nil {
-		p.stop()
-		return nil, err
-	}
 	return p, nil
 }
 
-func waitReady(ctx context.Context, p *apiserverProcess) error {
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe only
-	for {
-		resp, err := hc.Get(p.rest.Host + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-p.exited:
-			return errors.New("apiserver exited before it was ready")
-		case <-ctx.Done():
-			return fmt.Errorf("apiserver not ready: %w (last error %v)", ctx.Err(), err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (p *apiserverProcess) stop() {
+func (p *process) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -569,15 +543,165 @@ func (p *apiserverProcess) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
-	if p.keep {
-		slog.Info("kept", "dir", p.dir)
-		return
-	}
-	_ = os.RemoveAll(p.dir)
 }
 
-// cpuTimes is the CPU time (user + system) used so far by the apiserver
-// process and by this process.
+// server is an apiserver under test: its processes (the apiserver first;
+// for upstream, its etcd too), how to reach it, and its etcd.
+type server struct {
+	name         string
+	procs        []*process
+	dir          string
+	keep         bool
+	rest         *rest.Config
+	etcdEndpoint string
+}
+
+// exited is closed when any of the server's processes has ended.
+func (s *server) exited() <-chan struct{} {
+	ch := make(chan struct{})
+	for _, p := range s.procs {
+		go func() {
+			<-p.exited
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+		}()
+	}
+	return ch
+}
+
+func (s *server) stop() {
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		s.procs[i].stop()
+	}
+	if s.keep {
+		slog.Info("kept", "dir", s.dir)
+		return
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+var etcdEndpointRE = regexp.MustCompile(`embedded etcd ready.*endpoints="?\[?(https?://[0-9.:]+)`)
+
+// benchAdmin makes the CA the server trusts for client certificates and
+// the bench's own certificate from it: a cluster admin, as a real client
+// would be, so that authentication and authorization are part of what is
+// measured.
+func benchAdmin(dir string) (caFile string, admin *pki.KeyPair, ca *pki.CA, err error) {
+	clientCADir := filepath.Join(dir, "client-ca")
+	ca, err = pki.EnsureCA(clientCADir, pki.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	admin, err = pki.IssueCert(ca, pki.CertSpec{CommonName: "bench-admin", Organizations: []string{"system:masters"}, Usages: []pki.Usage{pki.UsageClient}})
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return filepath.Join(clientCADir, pki.CACertFile), admin, ca, nil
+}
+
+func (o options) restConfig(port int, caFile string, admin *pki.KeyPair) *rest.Config {
+	c := &rest.Config{
+		Host:            "https://127.0.0.1:" + strconv.Itoa(port),
+		TLSClientConfig: rest.TLSClientConfig{CAFile: caFile, CertData: admin.CertPEM, KeyData: admin.KeyPEM},
+		QPS:             -1, // no client-side rate limit: the server is what is measured
+	}
+	if o.protobuf {
+		c.ContentType = "application/vnd.kubernetes.protobuf"
+		c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	}
+	return c
+}
+
+func startKubeLite(ctx context.Context, o options) (*server, error) {
+	bin, err := filepath.Abs(o.apiserver)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s: %w (run `make build` first)", o.apiserver, err)
+	}
+	dir, err := os.MkdirTemp("", "kube-lite-bench-")
+	if err != nil {
+		return nil, err
+	}
+	srv := &server{name: "kube-lite", dir: dir, keep: o.keep}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	certDir := filepath.Join(dir, "certs")
+	clientCAFile, admin, _, err := benchAdmin(dir)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
+		"--data-dir=" + filepath.Join(dir, "etcd"), "--cert-dir=" + certDir,
+		"--client-ca-file=" + clientCAFile}
+	endpoint := make(chan string, 1)
+	if o.etcdServers != "" {
+		args = append(args, "--etcd-servers="+o.etcdServers)
+		endpoint <- strings.Split(o.etcdServers, ",")[0]
+	}
+	logPath := filepath.Join(dir, "apiserver.log")
+	p, err := startProcess(bin, args, logPath, func(line string) {
+		if m := etcdEndpointRE.FindStringSubmatch(line); m != nil {
+			select {
+			case endpoint <- m[1]:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	srv.procs = []*process{p}
+
+	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	select {
+	case srv.etcdEndpoint = <-endpoint:
+	case <-p.exited:
+		srv.stop()
+		return nil, fmt.Errorf("apiserver exited at start; log in %s", logPath)
+	case <-wait.Done():
+		srv.stop()
+		return nil, fmt.Errorf("apiserver did not report its embedded etcd in time; log in %s", logPath)
+	}
+	srv.rest = o.restConfig(port, filepath.Join(certDir, pki.SelfSignedCertFile), admin)
+	if err := waitReady(wait, srv); err != nil {
+		srv.stop()
+		return nil, fmt.Errorf("%w; log in %s", err, logPath)
+	}
+	settle(wait, srv) // as upstream's is given time to: the same for both
+	return srv, nil
+}
+
+func waitReady(ctx context.Context, s *server) error {
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe only
+	exited := s.exited()
+	for {
+		resp, err := hc.Get(s.rest.Host + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("%s exited before it was ready", s.name)
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready: %w (last error %v)", s.name, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// cpuTimes is the CPU time (user + system) used so far by the server's
+// processes and by this process.
 type cpuTimes struct {
 	server, bench  time.Duration
 	serverSyscalls int64
@@ -587,16 +711,20 @@ func (c cpuTimes) sub(prev cpuTimes) (server, bench time.Duration, serverSyscall
 	return c.server - prev.server, c.bench - prev.bench, c.serverSyscalls - prev.serverSyscalls
 }
 
-// cpu reads both processes' CPU time; a figure it cannot read is zero
-// (the table then shows 0, not a failed run).
-func (p *apiserverProcess) cpu() cpuTimes {
+// cpu reads the CPU time of the server's processes and of this one; a
+// figure it cannot read is zero (the table then shows 0, not a failed run).
+func (s *server) cpu() cpuTimes {
 	var c cpuTimes
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		c.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	c.server, _ = processCPU(p.cmd.Process.Pid)
-	c.serverSyscalls, _ = processSyscalls(p.cmd.Process.Pid)
+	for _, p := range s.procs {
+		t, _ := processCPU(p.cmd.Process.Pid)
+		n, _ := processSyscalls(p.cmd.Process.Pid)
+		c.server += t
+		c.serverSyscalls += n
+	}
 	return c
 }
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds upstream's kube-apiserver and etcd — the versions kube-lite's go.mod
+# pins — for the apiserver benchmark to measure beside kube-lite
+# (test/bench/apiserver -upstream DIR; make bench picks DIR up by itself).
+# They come from the Go module proxy, in a throwaway module outside this one:
+# kube-lite never imports k8s.io/kubernetes, it only measures against it.
+#   hack/upstream-apiserver.sh [DIR]      default DIR: .upstream/bin
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:-.upstream/bin}")
+
+k8s=$(go list -m -f '{{.Version}}' k8s.io/api | sed 's/^v0\./v1./')
+etcd=$(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ] && [ "$(cat "$out/VERSIONS" 2>/dev/null)" = "$k8s $etcd" ]; then
+  echo "upstream kube-apiserver $k8s and etcd $etcd already in $out"
+  exit 0
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+# k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
+# with its own directories; as a dependency it needs them replaced by their
+# published versions instead.
+curl -fsS "$(go env GOPROXY | cut -d, -f1)/k8s.io/kubernetes/@v/$k8s.mod" -o k8s.mod
+{
+  echo "module upstreambuild"
+  echo "go $(go env GOVERSION | sed 's/^go//')"
+  echo "require k8s.io/kubernetes $k8s"
+  echo "require go.etcd.io/etcd/server/v3 $etcd"
+  grep -E '^\s*k8s.io/[a-z-]+ => ./staging' k8s.mod | awk -v v="${k8s/v1./v0.}" '{print "replace " $1 " => " $1 " " v}'
+} > go.mod
+cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)
+GO
+echo "building upstream kube-apiserver $k8s and etcd $etcd into $out (several minutes the first time)"
+go mod tidy
+mkdir -p "$out"
+CGO_ENABLED=0 go build -trimpath -o "$out/" k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3
+mv "$out/server" "$out/etcd" # go names the binary after the path before /v3
+echo "$k8s $etcd" > "$out/VERSIONS"
+echo "done: $out/kube-apiserver, $out/etcd"
