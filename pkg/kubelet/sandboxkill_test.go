@@ -272,3 +272,27 @@ func TestStoppedContainersGetTheMinimalShutdownWindow(t *testing.T) {
 		t.Fatalf("runtime calls:\n%s\nwant: stop %s 2", got, c.Id)
 	}
 }
+
+// A container whose postStart hook failed is killed like any other: its
+// preStop hook, then the pod's grace period.
+func TestFailedPostStartKillRunsPreStop(t *testing.T) {
+	h, rt, rec := newKillLog(t)
+	rt.ExecResult["false"] = 1
+	pod := testPod("poststart", withPreStop(45, "save-state"), func(p *v1.Pod) {
+		p.Spec.Containers[0].Lifecycle.PostStart = &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"false"}}}
+	})
+	h.add(pod)
+	h.sync(pod)
+	cs := h.containers(pod)
+	if len(cs) != 1 {
+		t.Fatalf("containers: %v", cs)
+	}
+	id := cs[0].Id
+	got := strings.Join(rt.log(), "\n")
+	if want := "exec " + id + " false\nexec " + id + " save-state\nstop " + id + " 45"; got != want {
+		t.Fatalf("runtime calls:\n%s\nwant:\n%s", got, want)
+	}
+	if events := strings.Join(drainEvents(rec), "\n"); !strings.Contains(events, "Normal Killing FailedPostStartHook") {
+		t.Fatalf("events:\n%s", events)
+	}
+}

@@ -712,8 +712,9 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 			// Like upstream, the event leaves out the hook's output (it may
 			// hold secrets); the container's waiting message has it.
 			kl.recorder.Event(ref, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
-			kl.recorder.Event(ref, v1.EventTypeNormal, "Killing", "FailedPostStartHook")
-			_ = kl.runtime.StopContainer(ctx, id, gracePeriod(pod))
+			// Killed like any container, its preStop hook first, as upstream.
+			_ = kl.stopContainer(ctx, pod, &runtimeapi.ContainerStatus{Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: c.Name}},
+				gracePeriod(pod), "FailedPostStartHook")
 			return &containerError{reasonPostStartHookError, errors.New(msg)}
 		}
 	}
