@@ -300,7 +300,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			if fresh(p) && !indexed {
 				newSucceeded++
 			}
-		case p.Status.Phase == corev1.PodFailed:
+		case p.Status.Phase == corev1.PodFailed || stoppedWhileDeleted(p):
 			allFailed++
 			v := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
 			if v.counts && fresh(p) && countable(p) {

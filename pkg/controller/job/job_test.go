@@ -1124,6 +1124,20 @@ func TestTrackingEdgeCases(t *testing.T) {
 			t.Errorf("failed=%d uncounted %v, want nothing counted yet", got.Status.Failed, got.Status.UncountedTerminatedPods.Failed)
 		}
 	})
+	t.Run("a deleted pod is a failure, and replaced, once its deletion is final", func(t *testing.T) {
+		job := newJob(func(j *batchv1.Job) {
+			j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+			j.Spec.Parallelism = ptr.To[int32](1)
+		})
+		ps := pods(job, run)
+		// The kubelet's last delete, once it stopped the pod: it does not
+		// report the pod Failed.
+		ps[0].DeletionTimestamp, ps[0].DeletionGracePeriodSeconds = &metav1.Time{Time: now}, ptr.To[int64](0)
+		got, created, _ := syncOnce(t, job, ps, 0)
+		if got.Status.Failed != 1 || len(created) != 1 || ptr.Deref(got.Status.Terminating, -1) != 0 {
+			t.Errorf("failed=%d terminating=%d with %d pods created, want 1, 0 and 1", got.Status.Failed, ptr.Deref(got.Status.Terminating, -1), len(created))
+		}
+	})
 	t.Run("backoffLimitPerIndex: an index's last failed pod keeps the finalizer until its replacement is created", func(t *testing.T) {
 		ctx := context.Background()
 		job := newJob(func(j *batchv1.Job) {

@@ -19,10 +19,11 @@ func hasBackoffLimitPerIndex(job *batchv1.Job) bool {
 	return job.Spec.BackoffLimitPerIndex != nil && isIndexed(job)
 }
 
-// isPodFailed says whether p is a failure of its index: Failed, or, unless
-// only failed pods are replaced, deleted before it could succeed.
+// isPodFailed says whether p is a failure of its index: Failed, or deleted
+// before it could succeed: at once, unless only failed pods are replaced,
+// then once it has stopped.
 func isPodFailed(p *corev1.Pod, job *batchv1.Job) bool {
-	if p.Status.Phase == corev1.PodFailed {
+	if p.Status.Phase == corev1.PodFailed || stoppedWhileDeleted(p) {
 		return true
 	}
 	return !onlyReplaceFailedPods(job) && p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded

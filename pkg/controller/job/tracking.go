@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 )
@@ -50,6 +51,17 @@ func (c *Controller) removeTracking(ctx context.Context, p *corev1.Pod) error {
 		return fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	return nil
+}
+
+// stoppedWhileDeleted says whether p, deleted and not reported finished,
+// had its deletion made final (grace period 0: the kubelet's last delete
+// once it stopped the pod, or a forced delete) and is held only by
+// finalizers. Upstream's kubelet reports such a pod Failed first; kube-lite's
+// does not publish that phase, so without this a deleted pod of a Job that
+// replaces only failed pods would be waited on for ever.
+func stoppedWhileDeleted(p *corev1.Pod) bool {
+	return p.DeletionTimestamp != nil && ptr.Deref(p.DeletionGracePeriodSeconds, -1) == 0 &&
+		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
 // finalizerRemovals remembers, per Job, the pods whose finalizer this

@@ -257,3 +257,40 @@ func TestDeletedJobReleasesItsPods(t *testing.T) {
 	}
 	waitFor(t, "the deleted job's pods to go", func() (bool, error) { return len(c.jobPods(created)) == 0, nil })
 }
+
+// TestDeletedPodOfAJobReplacingOnlyFailedPods: with podReplacementPolicy
+// Failed, a running pod deleted by a user is waited for until the kubelet
+// has stopped it, then counted as failed and replaced; the finalizer does
+// not keep it, or the Job, waiting for ever.
+func TestDeletedPodOfAJobReplacingOnlyFailedPods(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	j := newJob("replace-failed", 1, 1, 6, "")
+	j.Spec.Template.Annotations = nil
+	j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+	created, err := c.client.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	waitFor(t, "the job's pod to run", func() (bool, error) {
+		pods := c.jobPods(created)
+		if len(pods) == 1 && pods[0].Status.Phase == v1.PodRunning {
+			first = pods[0].Name
+			return true, nil
+		}
+		return false, nil
+	})
+	if err := c.client.CoreV1().Pods(ns).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the deleted pod to be replaced and counted", func() (bool, error) {
+		job, err := c.client.BatchV1().Jobs(ns).Get(ctx, "replace-failed", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pods := c.jobPods(created)
+		return job.Status.Failed == 1 && len(pods) == 1 && pods[0].Name != first && pods[0].DeletionTimestamp == nil, nil
+	})
+}
