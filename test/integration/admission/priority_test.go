@@ -26,6 +26,10 @@ func TestPriorityClasses(t *testing.T) {
 		}
 	}
 
+	err := pcs.Delete(ctx, "system-node-critical", metav1.DeleteOptions{})
+	wantStatus(t, err, 403, metav1.StatusReasonForbidden,
+		`priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted`)
+
 	high, err := pcs.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +53,10 @@ func TestPriorityClasses(t *testing.T) {
 	}
 	_, err = pcs.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "another-default"}, Value: 6, GlobalDefault: true}, metav1.CreateOptions{})
 	wantStatus(t, err, 403, metav1.StatusReasonForbidden, "PriorityClass default is already marked as default. Only one default can exist")
+
+	if err := pcs.Delete(ctx, "high", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("delete a user class: %v", err)
+	}
 }
 
 func TestPriorityAdmission(t *testing.T) {

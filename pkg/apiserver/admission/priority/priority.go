@@ -5,6 +5,7 @@ package priority
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/priorityclass"
 )
 
 // Classes reads priority classes. GetPriorityClass answers a NotFound API
@@ -116,9 +118,21 @@ func (p *Plugin) admitNewPod(ctx context.Context, a *admission.Attributes, pod *
 	return nil
 }
 
-// Validate refuses a second global default class.
+// Validate refuses a second global default class, and deleting a built-in
+// class (upstream's REST storage refuses that).
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Subresource != "" || groupResource(a) != classesGR || (a.Operation != admission.Create && a.Operation != admission.Update) {
+	if a.Subresource != "" || groupResource(a) != classesGR {
+		return nil
+	}
+	if a.Operation == admission.Delete {
+		for _, sys := range priorityclass.SystemClasses() {
+			if a.Name == sys.Name {
+				return apierrors.NewForbidden(classesGR, a.Name, errors.New("this is a system priority class and cannot be deleted"))
+			}
+		}
+		return nil
+	}
+	if a.Operation != admission.Create && a.Operation != admission.Update {
 		return nil
 	}
 	pc, ok := a.Object.(*schedulingv1.PriorityClass)
