@@ -88,19 +88,23 @@ func (strategy) Default(obj runtime.Object) {
 	}
 }
 
-func (strategy) PrepareForCreate(context.Context, runtime.Object) {}
+func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	obj.(*schedulingv1.PriorityClass).Generation = 1
+}
 
-func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
+func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	obj.(*schedulingv1.PriorityClass).Generation = old.(*schedulingv1.PriorityClass).Generation
+}
 
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	return validate(obj.(*schedulingv1.PriorityClass))
 }
 
-// ValidateUpdate checks the class as on create, and that value and
-// preemptionPolicy stay: pods copied them at creation.
+// ValidateUpdate checks, as upstream, only that value and preemptionPolicy
+// stay: pods copied them at creation.
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pc, oldPC := obj.(*schedulingv1.PriorityClass), old.(*schedulingv1.PriorityClass)
-	errs := validate(pc)
+	var errs field.ErrorList
 	if pc.Value != oldPC.Value {
 		errs = append(errs, field.Forbidden(field.NewPath("value"), "may not be changed in an update."))
 	}

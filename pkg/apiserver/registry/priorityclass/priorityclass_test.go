@@ -52,6 +52,10 @@ func TestDefaultAndUpdate(t *testing.T) {
 	if old.PreemptionPolicy == nil || *old.PreemptionPolicy != corev1.PreemptLowerPriority {
 		t.Fatalf("default preemptionPolicy = %v, want PreemptLowerPriority", old.PreemptionPolicy)
 	}
+	r.Strategy.PrepareForCreate(context.Background(), old)
+	if old.Generation != 1 {
+		t.Errorf("generation on create = %d, want 1", old.Generation)
+	}
 	never := corev1.PreemptNever
 	for name, tt := range map[string]struct {
 		change func(*schedulingv1.PriorityClass)
