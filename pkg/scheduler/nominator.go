@@ -80,3 +80,16 @@ func withNominated(node *framework.NodeInfo, nominated map[string][]*framework.P
 	}
 	return n
 }
+
+// lowerOn lists the pods nominated to node with a priority below prio.
+func (n *nominator) lowerOn(node string, prio int32) []*v1.Pod {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*v1.Pod
+	for _, pi := range n.pods {
+		if pi.Pod.Status.NominatedNodeName == node && corev1helpers.PodPriority(pi.Pod) < prio {
+			out = append(out, pi.Pod)
+		}
+	}
+	return out
+}

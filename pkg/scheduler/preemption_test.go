@@ -268,3 +268,30 @@ func TestNominatedPodKeepsItsRoom(t *testing.T) {
 		t.Errorf("low bound to %q (%v), want pending", p.Spec.NodeName, err)
 	}
 }
+
+// TestPreemptionClearsLowerNominations: a preemptor takes over the node a
+// lower-priority pod was nominated to; that pod's nomination is dropped.
+func TestPreemptionClearsLowerNominations(t *testing.T) {
+	low := testPod("low", "3")
+	low.Spec.NodeName = "only"
+	low.Spec.Priority = ptrTo(int32(1))
+	mid := testPod("mid", "1")
+	mid.Spec.Priority = ptrTo(int32(50))
+	mid.Status.NominatedNodeName = "only"
+	mid.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "test"}}
+	high := testPod("high", "2")
+	high.Spec.Priority = ptrTo(int32(100))
+	client := fake.NewClientset(testNode("only", "4", 110), low, mid, high)
+	bindingReactor(t, client, nil)
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+
+	waitFor(t, "mid's nomination dropped", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "mid", metav1.GetOptions{})
+		return err == nil && p.Status.NominatedNodeName == "", nil
+	})
+	waitFor(t, "high bound to only", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "high", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "only", nil
+	})
+}
