@@ -296,3 +296,36 @@ func TestFailedPostStartKillRunsPreStop(t *testing.T) {
 		t.Fatalf("events:\n%s", events)
 	}
 }
+
+// A restartPolicy Never pod whose sandbox dies is not given a new one, as
+// upstream: what still runs in the dead one is stopped (preStop hook, grace
+// period) and the pod ends with how its container exited.
+func TestNeverRestartedPodsDeadSandboxStopsItsContainers(t *testing.T) {
+	h, rt, rec := newKillLog(t)
+	pod := testPod("never", withPreStop(45, "save-state"), func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyNever })
+	h.add(pod)
+	h.sync(pod)
+	c := h.running(pod, "main")
+	drainEvents(rec)
+	rt.KillSandbox(c.PodSandboxId)
+	h.sync(pod)
+
+	got := strings.Join(rt.log(), "\n")
+	want := "exec " + c.Id + " save-state\nstop " + c.Id + " 45\nstop sandbox " + c.PodSandboxId
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("runtime calls:\n%s\nwant first:\n%s", got, want)
+	}
+	if h.running(pod, "main") != nil || rt.Calls["RunPodSandbox"] != 1 {
+		t.Fatalf("the container runs on or a sandbox was re-created: %v", rt.Calls)
+	}
+	if s := h.status(pod); s.Phase != v1.PodFailed || s.ContainerStatuses[0].State.Terminated == nil {
+		t.Fatalf("phase %s, container %+v: want Failed, terminated", s.Phase, s.ContainerStatuses[0].State)
+	}
+	if held := rt.NetworkHeld(); len(held) != 0 {
+		t.Fatalf("sandboxes still holding their address: %v", held)
+	}
+	events := strings.Join(drainEvents(rec), "\n")
+	if strings.Contains(events, "SandboxChanged") || !strings.Contains(events, "Normal Killing Stopping container main") {
+		t.Fatalf("events:\n%s", events)
+	}
+}

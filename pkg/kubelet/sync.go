@@ -167,6 +167,19 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	sandbox := rp.readySandbox()
 	if sandbox == nil {
 		if !kl.canStartSandbox(pod, rp) {
+			// Not to run again, yet what still runs in the dead sandbox is
+			// stopped all the same, as upstream: the pod ends as it exits.
+			if err := kl.stopDeadSandbox(ctx, pod, rp); err != nil {
+				if ctx.Err() != nil {
+					return 0
+				}
+				slog.Warn("stop a dead sandbox", "pod", podKey(pod), "err", err)
+				publish(rp)
+				return time.Second
+			}
+			if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
+				rp = fresh
+			}
 			s := publish(rp)
 			kl.finishIfTerminal(ctx, st, pod, s, rp)
 			return 0
@@ -185,26 +198,14 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			kl.recorder.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 		}
 		// Containers of a dead sandbox lost their network: they start over.
-		// Like any kill of the pod's containers, upstream's too, each gets
-		// its preStop hook and the pod's grace period.
-		if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
+		if err := kl.stopDeadSandbox(ctx, pod, rp); err != nil {
 			if ctx.Err() != nil {
 				return 0 // interrupted: the pod is being deleted
 			}
 			// As upstream, no new sandbox while the old one's containers run.
-			slog.Warn("stop containers of a dead sandbox", "pod", podKey(pod), "err", err)
+			slog.Warn("stop a dead sandbox", "pod", podKey(pod), "err", err)
 			publish(rp)
 			return time.Second
-		}
-		// A sandbox whose process died still holds its IP until it is
-		// stopped (the runtime's CNI teardown runs then): without this each
-		// lost sandbox would leak an address of the node's range.
-		for _, s := range rp.Sandboxes {
-			err := kl.runtime.StopPodSandbox(ctx, s.Id)
-			kl.metrics.op("stop_podsandbox", err)
-			if err != nil {
-				slog.Info("stopping a dead sandbox failed", "pod", podKey(pod), "sandbox", s.Id, "err", err)
-			}
 		}
 		if inBackOff {
 			// Woken early (e.g. by PLEG seeing the failed sandbox): keep the back-off.
@@ -317,6 +318,26 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	s := publish(rp)
 	kl.finishIfTerminal(ctx, st, pod, s, rp)
 	return retry
+}
+
+// stopDeadSandbox kills what runs in a pod whose sandbox died, as upstream
+// kills a pod whose sandbox changed: each container like any other kill
+// (preStop hook, the pod's grace period), then the sandboxes. A sandbox whose
+// process died still holds its IP until it is stopped (the runtime's CNI
+// teardown runs then): without this each lost sandbox would leak an address
+// of the node's range.
+func (kl *Kubelet) stopDeadSandbox(ctx context.Context, pod *v1.Pod, rp *runtimePod) error {
+	if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
+		return err
+	}
+	for _, s := range rp.Sandboxes {
+		err := kl.runtime.StopPodSandbox(ctx, s.Id)
+		kl.metrics.op("stop_podsandbox", err)
+		if err != nil {
+			slog.Info("stopping a dead sandbox failed", "pod", podKey(pod), "sandbox", s.Id, "err", err)
+		}
+	}
+	return nil
 }
 
 // Upstream's words for a pod past spec.activeDeadlineSeconds.
