@@ -877,7 +877,7 @@ func trackingWrites(client *fake.Clientset) []string {
 	return out
 }
 
-// apiPods are the pods in the fake API by name, with their finalizers.
+// apiFinalizers are the finalizers of the pods in the fake API, by pod name.
 func apiFinalizers(ctx context.Context, t *testing.T, client *fake.Clientset) map[string][]string {
 	t.Helper()
 	list, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})

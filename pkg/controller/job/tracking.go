@@ -24,7 +24,7 @@ import (
 // Job tracking with finalizers, as upstream does since 1.26: every pod the
 // controller creates (or adopts) carries batch.kubernetes.io/job-tracking,
 // so that a finished pod cannot vanish before it is counted. A finished pod
-// is counted in three status writes' worth of steps: its UID goes into
+// is counted in three steps, each a write: its UID goes into
 // status.uncountedTerminatedPods (an Indexed Job's success goes straight
 // into completedIndexes), then its finalizer is removed, then the UID moves
 // from the list into status.succeeded or status.failed. A crash between any
@@ -42,11 +42,12 @@ func hasTracking(p *corev1.Pod) bool {
 	return slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer)
 }
 
-// removeTrackingPatch drops only our finalizer, whatever others the pod has.
-var removeTrackingPatch = []byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, batchv1.JobTrackingFinalizer))
+// removeTrackingPatch drops only batchv1.JobTrackingFinalizer, whatever
+// other finalizers the pod has.
+const removeTrackingPatch = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`
 
 func (c *Controller) removeTracking(ctx context.Context, p *corev1.Pod) error {
-	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, removeTrackingPatch, metav1.PatchOptions{})
+	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(removeTrackingPatch), metav1.PatchOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
@@ -120,7 +121,7 @@ func (c *Controller) releasePods(ctx context.Context, key string, pods []*corev1
 	_, err = controllerutil.Parallel(len(pods), func() error {
 		i := <-next
 		c.removals.expect(key, pods[i].UID)
-		_, err := c.client.CoreV1().Pods(pods[i].Namespace).Patch(ctx, pods[i].Name, types.StrategicMergePatchType, removeTrackingPatch, metav1.PatchOptions{})
+		_, err := c.client.CoreV1().Pods(pods[i].Namespace).Patch(ctx, pods[i].Name, types.StrategicMergePatchType, []byte(removeTrackingPatch), metav1.PatchOptions{})
 		if err != nil {
 			// No event will show this removal; a pod already gone was
 			// released all the same.
