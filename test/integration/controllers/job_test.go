@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/manager"
@@ -212,8 +213,16 @@ func TestJobCountsAPodDeletedAfterItFailed(t *testing.T) {
 	}
 	stop()
 
-	pod.Status.Phase = v1.PodFailed
-	if _, err := c.client.CoreV1().Pods(ns).UpdateStatus(ctx, &pod, metav1.UpdateOptions{}); err != nil {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := c.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Phase = v1.PodFailed
+		_, err = c.client.CoreV1().Pods(ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
