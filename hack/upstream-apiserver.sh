@@ -43,7 +43,9 @@ GO
 echo "building upstream kube-apiserver $k8s and etcd $etcd into $out (several minutes the first time)"
 go mod tidy
 mkdir -p "$out"
-CGO_ENABLED=0 go build -trimpath -o "$out/" k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3
+# /version says which release it is, as a release build's does.
+CGO_ENABLED=0 go build -ldflags "-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$k8s" | cut -d. -f2)" \
+  -o "$out/" k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3
 mv "$out/server" "$out/etcd" # go names the binary after the path before /v3
 echo "$k8s $etcd" > "$out/VERSIONS"
 echo "done: $out/kube-apiserver, $out/etcd"
