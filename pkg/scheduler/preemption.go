@@ -81,16 +81,18 @@ func terminatingByPreemption(pod *v1.Pod) bool {
 // with. A nil status means victims were found.
 func selectVictims(ctx context.Context, filter filterFunc, pi *framework.PodInfo, node *framework.NodeInfo, now time.Time) ([]*v1.Pod, *framework.Status) {
 	prio := corev1helpers.PodPriority(pi.Pod)
-	sim := node.Snapshot()
 	var lower []*framework.PodInfo
 	for _, p := range node.Pods {
 		if corev1helpers.PodPriority(p.Pod) < prio {
 			lower = append(lower, p)
-			sim.RemovePod(p.Pod)
 		}
 	}
 	if len(lower) == 0 {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonNoVictims)
+	}
+	sim := node.Snapshot()
+	for _, p := range lower {
+		sim.RemovePod(p.Pod)
 	}
 	if st := filter(ctx, pi, sim); !st.IsSuccess() {
 		return nil, st
