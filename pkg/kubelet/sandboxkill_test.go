@@ -329,3 +329,40 @@ func TestNeverRestartedPodsDeadSandboxStopsItsContainers(t *testing.T) {
 		t.Fatalf("events:\n%s", events)
 	}
 }
+
+// A re-created sandbox starts the pod over from its first init container,
+// as upstream: what the init containers set up may be gone with the old one.
+func TestRecreatedSandboxRunsTheInitContainersAgain(t *testing.T) {
+	h, rt, _ := newKillLog(t)
+	pod := testPod("reinit", func(p *v1.Pod) {
+		p.Spec.InitContainers = []v1.Container{{Name: "setup", Image: testImage}}
+	})
+	h.add(pod)
+	h.sync(pod)
+	h.rt.Exit(h.running(pod, "setup").Id, 0)
+	h.sync(pod)
+	old := h.running(pod, "main")
+	if old == nil {
+		t.Fatalf("main not running: %+v", h.status(pod))
+	}
+
+	h.clock.Step(time.Minute)
+	rt.KillSandbox(old.PodSandboxId)
+	h.sync(pod)
+	setup := h.running(pod, "setup")
+	if setup == nil || setup.PodSandboxId == old.PodSandboxId || h.running(pod, "main") != nil {
+		t.Fatalf("after the new sandbox: setup %+v, main %+v; want setup running again first", setup, h.running(pod, "main"))
+	}
+	if s := h.status(pod); s.Phase != v1.PodPending || condition(s, v1.PodInitialized) != v1.ConditionFalse {
+		t.Fatalf("while initializing again: phase %s, conditions %+v", s.Phase, s.Conditions)
+	}
+
+	h.rt.Exit(setup.Id, 0)
+	h.sync(pod)
+	if c := h.running(pod, "main"); c == nil || c.PodSandboxId != setup.PodSandboxId {
+		t.Fatalf("main not restarted after setup: %+v", c)
+	}
+	if s := h.status(pod); s.Phase != v1.PodRunning || s.ContainerStatuses[0].RestartCount != 1 {
+		t.Fatalf("phase %s, main %+v", s.Phase, s.ContainerStatuses[0])
+	}
+}

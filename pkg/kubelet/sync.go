@@ -207,6 +207,14 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			publish(rp)
 			return time.Second
 		}
+		// As upstream, the new sandbox starts the pod over from its first
+		// init container (what they set up may be gone with the old one):
+		// those that ran in the old sandbox are removed.
+		if kl.purgeInitContainers(ctx, st, pod, rp) {
+			if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
+				rp = fresh
+			}
+		}
 		if inBackOff {
 			// Woken early (e.g. by PLEG seeing the failed sandbox): keep the back-off.
 			publish(rp)
@@ -844,19 +852,8 @@ func (kl *Kubelet) pruneDeadContainers(ctx context.Context, st *podState, pod *v
 			used[rp.sandboxOf[c.Id]] = true
 			continue
 		}
-		err := kl.runtime.RemoveContainer(ctx, c.Id)
-		kl.metrics.op("remove_container", err)
-		if err != nil {
+		if err := kl.removeContainer(ctx, st, pod, c); err != nil {
 			used[rp.sandboxOf[c.Id]] = true
-			continue
-		}
-		delete(st.termMessages, c.Id)
-		if spec := findContainer(pod, name); spec != nil && spec.TerminationMessagePath != "" {
-			for _, m := range c.Mounts {
-				if m.ContainerPath == spec.TerminationMessagePath {
-					_ = os.Remove(m.HostPath)
-				}
-			}
 		}
 	}
 	for i, s := range rp.Sandboxes {
@@ -866,6 +863,50 @@ func (kl *Kubelet) pruneDeadContainers(ctx context.Context, st *podState, pod *v
 		err := kl.runtime.RemovePodSandbox(ctx, s.Id)
 		kl.metrics.op("remove_podsandbox", err)
 	}
+}
+
+// removeContainer removes a stopped container and its termination message file.
+func (kl *Kubelet) removeContainer(ctx context.Context, st *podState, pod *v1.Pod, c *runtimeapi.ContainerStatus) error {
+	err := kl.runtime.RemoveContainer(ctx, c.Id)
+	kl.metrics.op("remove_container", err)
+	if err != nil {
+		return err
+	}
+	delete(st.termMessages, c.Id)
+	if spec := findContainer(pod, c.Metadata.GetName()); spec != nil && spec.TerminationMessagePath != "" {
+		for _, m := range c.Mounts {
+			if m.ContainerPath == spec.TerminationMessagePath {
+				_ = os.Remove(m.HostPath)
+			}
+		}
+	}
+	return nil
+}
+
+// purgeInitContainers removes every instance of the pod's init containers,
+// stopped beforehand, and reports whether it removed any.
+func (kl *Kubelet) purgeInitContainers(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) bool {
+	removed := false
+	for _, c := range rp.Containers {
+		if !isInitContainer(pod, c.Metadata.GetName()) {
+			continue
+		}
+		if err := kl.removeContainer(ctx, st, pod, c); err != nil {
+			slog.Info("remove init container of a dead sandbox", "pod", podKey(pod), "container", c.Id, "err", err)
+			continue
+		}
+		removed = true
+	}
+	return removed
+}
+
+func isInitContainer(pod *v1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func gracePeriod(pod *v1.Pod) int64 {
