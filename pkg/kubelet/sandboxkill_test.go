@@ -366,3 +366,23 @@ func TestRecreatedSandboxRunsTheInitContainersAgain(t *testing.T) {
 		t.Fatalf("phase %s, main %+v", s.Phase, s.ContainerStatuses[0])
 	}
 }
+
+// Under restartPolicy OnFailure a container still running when its sandbox
+// dies has not succeeded: as upstream, it starts over in a new sandbox.
+func TestOnFailurePodsRunningContainerStartsOverInANewSandbox(t *testing.T) {
+	h, rt, rec := newKillLog(t)
+	pod := testPod("onfailure", func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyOnFailure })
+	h.add(pod)
+	h.sync(pod)
+	old := h.running(pod, "main")
+	drainEvents(rec)
+	h.clock.Step(time.Minute)
+	rt.KillSandbox(old.PodSandboxId)
+	h.sync(pod)
+	if c := h.running(pod, "main"); c == nil || c.PodSandboxId == old.PodSandboxId {
+		t.Fatalf("main not running in a new sandbox: %+v (calls %v)", c, rt.Calls)
+	}
+	if events := strings.Join(drainEvents(rec), "\n"); !strings.Contains(events, "Normal SandboxChanged") {
+		t.Fatalf("events:\n%s", events)
+	}
+}

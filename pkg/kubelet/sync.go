@@ -467,14 +467,20 @@ func diskUsage(dir string) (int64, error) {
 }
 
 // canStartSandbox is false for a pod that ran and must not run again: its
-// sandbox is gone but restartPolicy Never (or OnFailure after success) says stay down.
+// sandbox is gone, and, as upstream decides, restartPolicy Never says stay
+// down once any container was created, OnFailure once all succeeded. A
+// container still running in the dead sandbox has not succeeded: under
+// OnFailure it starts over in the new one.
 func (kl *Kubelet) canStartSandbox(pod *v1.Pod, rp *runtimePod) bool {
-	if len(rp.Sandboxes) == 0 || pod.Spec.RestartPolicy == v1.RestartPolicyAlways {
+	switch {
+	case len(rp.Sandboxes) == 0 || pod.Spec.RestartPolicy == v1.RestartPolicyAlways:
 		return true
+	case pod.Spec.RestartPolicy == v1.RestartPolicyNever:
+		return len(rp.Containers) == 0
 	}
 	for _, c := range pod.Spec.Containers {
 		cur, _ := rp.latest(c.Name)
-		if cur == nil || shouldRestart(pod.Spec.RestartPolicy, cur) {
+		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || cur.ExitCode != 0 {
 			return true
 		}
 	}
