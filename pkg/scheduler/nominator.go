@@ -67,20 +67,6 @@ func (n *nominator) forPod(pod *v1.Pod) map[string][]*framework.PodInfo {
 	return out
 }
 
-// withNominated is node as the filters must see it: with the nominated
-// pods that pod must leave room for (node itself when there are none).
-func withNominated(node *framework.NodeInfo, nominated map[string][]*framework.PodInfo) *framework.NodeInfo {
-	extra := nominated[node.Node().Name]
-	if len(extra) == 0 {
-		return node
-	}
-	n := node.Snapshot()
-	for _, pi := range extra {
-		n.AddPod(pi)
-	}
-	return n
-}
-
 // lowerOn lists the pods nominated to node with a priority below prio.
 func (n *nominator) lowerOn(node string, prio int32) []*v1.Pod {
 	n.mu.Lock()

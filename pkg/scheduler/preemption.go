@@ -18,12 +18,9 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
 )
 
-// Preemption follows upstream's DefaultPreemption PostFilter, without what
-// kube-lite does not serve or track: PodDisruptionBudgets are not weighed,
-// the pod (anti-)affinity and topology spread state computed in PreFilter is
-// not recomputed without the victims (removing pods frees resources and
-// host ports), and pods nominated to a node do not hold its room against
-// other pods (the queue pops higher priorities first).
+// Preemption follows upstream's DefaultPreemption PostFilter, but for what
+// kube-lite does not serve: PodDisruptionBudgets are not weighed. Every
+// node is tried (upstream samples large clusters), synchronously.
 
 // Messages as upstream words them; a failed preemption adds them to the
 // FailedScheduling message after "preemption: ".
@@ -34,8 +31,14 @@ const (
 	reasonPreemptNotHelpful = "Preemption is not helpful for scheduling"
 )
 
-// filterFunc runs the filter plugins of one cycle on a node.
-type filterFunc func(ctx context.Context, pi *framework.PodInfo, node *framework.NodeInfo) *framework.Status
+// simulator runs the cycle's filters on a copy of a node and keeps a copy
+// of the PreFilter state in step with the pods added to it or removed from
+// it (the framework).
+type simulator interface {
+	RunFilterPlugins(ctx context.Context, state *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status
+	RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, pod, add *framework.PodInfo, node *framework.NodeInfo) *framework.Status
+	RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, pod, remove *framework.PodInfo, node *framework.NodeInfo) *framework.Status
+}
 
 // candidate is a node where evicting victims lets the pod fit.
 type candidate struct {
@@ -78,8 +81,10 @@ func terminatingByPreemption(pod *v1.Pod) bool {
 // selectVictims finds the fewest, least important pods on node whose
 // removal lets pi fit: it removes every lower-priority pod, checks the pod
 // fits, then gives back, most important first, each pod the pod can live
-// with. A nil status means victims were found.
-func selectVictims(ctx context.Context, filter filterFunc, pi *framework.PodInfo, node *framework.NodeInfo, now time.Time) ([]*v1.Pod, *framework.Status) {
+// with. nominated are the pods nominated to node that pi must leave room
+// for. A nil status means victims were found.
+func selectVictims(ctx context.Context, sim simulator, state *framework.CycleState, pi *framework.PodInfo, node *framework.NodeInfo,
+	nominated []*framework.PodInfo, now time.Time) ([]*v1.Pod, *framework.Status) {
 	prio := corev1helpers.PodPriority(pi.Pod)
 	var lower []*framework.PodInfo
 	for _, p := range node.Pods {
@@ -90,21 +95,41 @@ func selectVictims(ctx context.Context, filter filterFunc, pi *framework.PodInfo
 	if len(lower) == 0 {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonNoVictims)
 	}
-	sim := node.Snapshot()
-	for _, p := range lower {
-		sim.RemovePod(p.Pod)
+	n := node.Snapshot()
+	st := state.Clone()
+	add := func(p *framework.PodInfo) *framework.Status {
+		n.AddPod(p)
+		return sim.RunPreFilterExtensionAddPod(ctx, st, pi, p, n)
 	}
-	if st := filter(ctx, pi, sim); !st.IsSuccess() {
-		return nil, st
+	remove := func(p *framework.PodInfo) *framework.Status {
+		n.RemovePod(p.Pod)
+		return sim.RunPreFilterExtensionRemovePod(ctx, st, pi, p, n)
+	}
+	for _, p := range nominated {
+		if s := add(p); !s.IsSuccess() {
+			return nil, s
+		}
+	}
+	for _, p := range lower {
+		if s := remove(p); !s.IsSuccess() {
+			return nil, s
+		}
+	}
+	if s := sim.RunFilterPlugins(ctx, st, pi, n); !s.IsSuccess() {
+		return nil, s
 	}
 	sort.SliceStable(lower, func(i, j int) bool { return moreImportant(lower[i].Pod, lower[j].Pod, now) })
 	var victims []*v1.Pod
 	for _, p := range lower {
-		sim.AddPod(p)
-		if st := filter(ctx, pi, sim); st.IsSuccess() {
+		if s := add(p); !s.IsSuccess() {
+			return nil, s
+		}
+		if s := sim.RunFilterPlugins(ctx, st, pi, n); s.IsSuccess() {
 			continue // reprieved
 		}
-		sim.RemovePod(p.Pod)
+		if s := remove(p); !s.IsSuccess() {
+			return nil, s
+		}
 		victims = append(victims, p.Pod)
 	}
 	return victims, nil
@@ -189,7 +214,8 @@ func earliestStart(pods []*v1.Pod, now time.Time) time.Time {
 
 // findCandidates tries every node the filters rejected in a way that
 // removing pods may fix. statuses are the filter rejections, by node index.
-func findCandidates(ctx context.Context, filter filterFunc, pi *framework.PodInfo, nodes []*framework.NodeInfo, statuses []*framework.Status, now time.Time) ([]candidate, map[string]int) {
+func findCandidates(ctx context.Context, sim simulator, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo,
+	statuses []*framework.Status, nominated map[string][]*framework.PodInfo, now time.Time) ([]candidate, map[string]int) {
 	var cands []candidate
 	reasons := map[string]int{}
 	for i, n := range nodes {
@@ -197,7 +223,7 @@ func findCandidates(ctx context.Context, filter filterFunc, pi *framework.PodInf
 			reasons[reasonPreemptNotHelpful]++
 			continue
 		}
-		victims, st := selectVictims(ctx, filter, pi, n, now)
+		victims, st := selectVictims(ctx, sim, state, pi, n, nominated[n.Node().Name], now)
 		if st != nil {
 			for _, r := range st.Reasons() {
 				reasons[r]++
@@ -220,10 +246,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 		return "", "preemption: " + msg
 	}
 	now := s.clock.Now()
-	filter := func(ctx context.Context, pi *framework.PodInfo, n *framework.NodeInfo) *framework.Status {
-		return s.fwk.RunFilterPlugins(ctx, state, pi, withNominated(n, s.nominated))
-	}
-	cands, reasons := findCandidates(ctx, filter, pi, nodes, statuses, now)
+	cands, reasons := findCandidates(ctx, s.fwk, state, pi, nodes, statuses, s.nominated, now)
 	if len(cands) == 0 {
 		return "", "preemption: " + fitErrorMessage(len(nodes), reasons)
 	}

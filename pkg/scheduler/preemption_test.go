@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kube-lite/kube-lite/pkg/scheduler/cache"
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework/fwktest"
-	"github.com/kube-lite/kube-lite/pkg/scheduler/plugins/noderesourcesfit"
 )
 
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -24,8 +24,19 @@ func started(ago time.Duration) func(*v1.Pod) {
 	return func(pod *v1.Pod) { st := metav1.NewTime(t0.Add(-ago)); pod.Status.StartTime = &st }
 }
 
-func fitFilter(ctx context.Context, pi *framework.PodInfo, n *framework.NodeInfo) *framework.Status {
-	return (&noderesourcesfit.Plugin{}).Filter(ctx, nil, pi, n)
+// prefiltered builds the default profile over nodes and runs PreFilter for
+// pi, as a cycle does before preemption.
+func prefiltered(t *testing.T, pi *framework.PodInfo, nodes ...*framework.NodeInfo) (*framework.Framework, *framework.CycleState) {
+	t.Helper()
+	fwk, err := framework.New("t", DefaultPlugins(fake.NewClientset()), cache.NewSnapshotFromNodeInfos(nodes...), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := framework.NewCycleState()
+	if st := fwk.RunPreFilterPlugins(context.Background(), state, pi); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	return fwk, state
 }
 
 func names(pods []*v1.Pod) []string {
@@ -86,7 +97,9 @@ func TestSelectVictims(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ni := fwktest.NodeInfo(node, tt.pods...)
-			victims, st := selectVictims(context.Background(), fitFilter, framework.NewPodInfo(tt.preemptor), ni, t0)
+			pi := framework.NewPodInfo(tt.preemptor)
+			fwk, state := prefiltered(t, pi, ni)
+			victims, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, t0)
 			if tt.wantReason != "" {
 				if st == nil || len(st.Reasons()) != 1 || st.Reasons()[0] != tt.wantReason {
 					t.Fatalf("status %v, want %q", st, tt.wantReason)
@@ -294,4 +307,86 @@ func TestPreemptionClearsLowerNominations(t *testing.T) {
 		p, err := client.CoreV1().Pods("default").Get(context.Background(), "high", metav1.GetOptions{})
 		return err == nil && p.Spec.NodeName == "only", nil
 	})
+}
+
+func antiAffinity(key, value string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}, TopologyKey: v1.LabelHostname}}}}
+	}
+}
+
+// TestSelectVictimsBeyondResources: victims are also the pods whose
+// (anti-)affinity or topology spread keeps the preemptor off the node, as
+// upstream, with the PreFilter state updated for each simulated removal.
+func TestSelectVictimsBeyondResources(t *testing.T) {
+	node := fwktest.Node("n", fwktest.Labels("zone", "a"))
+	other := fwktest.Node("m", fwktest.Labels("zone", "b"))
+	spread := func(p *v1.Pod) {
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone",
+			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	}
+	tests := []struct {
+		name       string
+		pods       []*v1.Pod
+		preemptor  *v1.Pod
+		want       []string
+		wantReason string
+	}{
+		{
+			name:      "the preemptor's anti-affinity",
+			pods:      []*v1.Pod{fwktest.Pod("db", fwktest.PodLabels("app", "db"), prio(1)), fwktest.Pod("other", prio(1))},
+			preemptor: fwktest.Pod("p", prio(10), antiAffinity("app", "db")),
+			want:      []string{"db"},
+		},
+		{
+			name:       "anti-affinity to a more important pod",
+			pods:       []*v1.Pod{fwktest.Pod("db", fwktest.PodLabels("app", "db"), prio(100)), fwktest.Pod("other", prio(1))},
+			preemptor:  fwktest.Pod("p", prio(10), antiAffinity("app", "db")),
+			wantReason: "node(s) didn't match pod anti-affinity rules",
+		},
+		{
+			name:      "an existing pod's anti-affinity",
+			pods:      []*v1.Pod{fwktest.Pod("picky", prio(1), antiAffinity("app", "web")), fwktest.Pod("other", prio(1))},
+			preemptor: fwktest.Pod("p", prio(10), fwktest.PodLabels("app", "web")),
+			want:      []string{"picky"},
+		},
+		{
+			name: "topology spread",
+			pods: []*v1.Pod{
+				fwktest.Pod("web1", fwktest.PodLabels("app", "web"), prio(1), started(time.Hour)),
+				fwktest.Pod("web2", fwktest.PodLabels("app", "web"), prio(1), started(time.Minute)),
+				fwktest.Pod("other", prio(1)),
+			},
+			preemptor: fwktest.Pod("p", prio(10), fwktest.PodLabels("app", "web"), spread),
+			want:      []string{"web1", "web2"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ni := fwktest.NodeInfo(node, tt.pods...)
+			pi := framework.NewPodInfo(tt.preemptor)
+			fwk, state := prefiltered(t, pi, ni, fwktest.NodeInfo(other))
+			if st := fwk.RunFilterPlugins(context.Background(), state, pi, ni); st.IsSuccess() {
+				t.Fatalf("the preemptor fits on the node as it is")
+			}
+			victims, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, t0)
+			if tt.wantReason != "" {
+				if st == nil || len(st.Reasons()) != 1 || st.Reasons()[0] != tt.wantReason {
+					t.Fatalf("status %v, want %q", st, tt.wantReason)
+				}
+				return
+			}
+			if st != nil {
+				t.Fatalf("status %v", st)
+			}
+			if got := names(victims); !equalStrings(got, tt.want) {
+				t.Errorf("victims %v, want %v", got, tt.want)
+			}
+			// The cycle's own state is left as it was.
+			if st := fwk.RunFilterPlugins(context.Background(), state, pi, ni); st.IsSuccess() {
+				t.Errorf("the simulation changed the cycle's state")
+			}
+		})
+	}
 }

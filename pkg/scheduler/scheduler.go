@@ -438,7 +438,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, state *framework.CycleStat
 	start := s.nextStartNodeIndex % n
 	workqueue.ParallelizeUntil(ctx, s.fwk.Parallelism(), n, func(i int) {
 		idx := (start + i) % n
-		st := s.fwk.RunFilterPlugins(ctx, state, pi, withNominated(nodes[idx], s.nominated))
+		st := s.filterNode(ctx, state, pi, nodes[idx])
 		switch {
 		case st.IsSuccess():
 			k := found.Add(1)
@@ -464,6 +464,24 @@ func (s *Scheduler) findFeasible(ctx context.Context, state *framework.CycleStat
 	}
 	s.nextStartNodeIndex = (start + int(found.Load()+rejected.Load())) % n
 	return feasible[:found.Load()], nil
+}
+
+// filterNode runs the filters on node as it will be once the pods
+// nominated to it that pi must leave room for run there, as upstream.
+func (s *Scheduler) filterNode(ctx context.Context, state *framework.CycleState, pi *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	extra := s.nominated[node.Node().Name]
+	if len(extra) == 0 {
+		return s.fwk.RunFilterPlugins(ctx, state, pi, node)
+	}
+	n := node.Snapshot()
+	st := state.Clone()
+	for _, p := range extra {
+		n.AddPod(p)
+		if r := s.fwk.RunPreFilterExtensionAddPod(ctx, st, pi, p, n); !r.IsSuccess() {
+			return r
+		}
+	}
+	return s.fwk.RunFilterPlugins(ctx, st, pi, n)
 }
 
 // fitErrorMessage is upstream's summary: "0/3 nodes are available: 1

@@ -27,3 +27,23 @@ func (c *CycleState) Read(key StateKey) StateData { return c.data[key] }
 
 // Write stores data for key.
 func (c *CycleState) Write(key StateKey, d StateData) { c.data[key] = d }
+
+// StateCloner is StateData that preemption may change for one node's
+// simulation: Clone returns an independent copy. Data that is not a
+// StateCloner is shared by clones, and must then never change.
+type StateCloner interface {
+	Clone() StateData
+}
+
+// Clone copies the state for a simulation on one node (preemption, pods
+// nominated to a node), so that PreFilterExtensions may change it.
+func (c *CycleState) Clone() *CycleState {
+	out := &CycleState{data: make(map[StateKey]StateData, len(c.data)), skipFilter: c.skipFilter, skipScore: c.skipScore}
+	for k, v := range c.data {
+		if cl, ok := v.(StateCloner); ok {
+			v = cl.Clone()
+		}
+		out.data[k] = v
+	}
+	return out
+}

@@ -24,6 +24,15 @@ type PreFilterPlugin interface {
 	PreFilter(ctx context.Context, state *CycleState, pod *PodInfo) *Status
 }
 
+// PreFilterExtensions is implemented by PreFilter plugins whose state
+// counts pods: they update it when a simulation adds a pod to node or
+// removes one from it (preemption taking victims away, pods nominated to a
+// node). The state is a clone made for that node.
+type PreFilterExtensions interface {
+	AddPod(ctx context.Context, state *CycleState, pod, add *PodInfo, node *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, pod, remove *PodInfo, node *NodeInfo) *Status
+}
+
 // FilterPlugin rejects nodes that cannot run the pod. Called in parallel over
 // nodes: it must only read state, and should not allocate when the node fits.
 type FilterPlugin interface {

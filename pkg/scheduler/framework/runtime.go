@@ -115,6 +115,34 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 	return nil
 }
 
+// RunPreFilterExtensionAddPod tells the PreFilter plugins whose filters
+// run for this pod that add now counts on node.
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, pod, add *PodInfo, node *NodeInfo) *Status {
+	return f.runPreFilterExtension(state, func(ext PreFilterExtensions) *Status { return ext.AddPod(ctx, state, pod, add, node) })
+}
+
+// RunPreFilterExtensionRemovePod tells the PreFilter plugins whose filters
+// run for this pod that remove no longer counts on node.
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, pod, remove *PodInfo, node *NodeInfo) *Status {
+	return f.runPreFilterExtension(state, func(ext PreFilterExtensions) *Status { return ext.RemovePod(ctx, state, pod, remove, node) })
+}
+
+func (f *Framework) runPreFilterExtension(state *CycleState, run func(PreFilterExtensions) *Status) *Status {
+	for _, pl := range f.preFilter {
+		ext, ok := pl.(PreFilterExtensions)
+		if !ok {
+			continue
+		}
+		if i, ok := f.filterIdx[pl.Name()]; ok && state.skipFilter&(1<<i) != 0 {
+			continue
+		}
+		if st := run(ext); !st.IsSuccess() {
+			return st.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
 // RunFilterPlugins runs every Filter on one node and returns the first
 // rejection. It allocates nothing when the node fits.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *PodInfo, node *NodeInfo) *Status {

@@ -65,6 +65,77 @@ type preFilterState struct {
 
 const preFilterKey framework.StateKey = Name + "/filter"
 
+// Clone implements framework.StateCloner.
+func (s *preFilterState) Clone() framework.StateData {
+	c := *s
+	c.existingAnti = s.existingAnti.clone()
+	c.affinity = cloneAll(s.affinity)
+	c.anti = cloneAll(s.anti)
+	return &c
+}
+
+func (t topologyCounts) clone() topologyCounts {
+	c := make(topologyCounts, len(t))
+	for k, m := range t {
+		cm := make(map[string]int64, len(m))
+		for v, n := range m {
+			cm[v] = n
+		}
+		c[k] = cm
+	}
+	return c
+}
+
+func cloneAll(ts []topologyCounts) []topologyCounts {
+	if ts == nil {
+		return nil
+	}
+	out := make([]topologyCounts, len(ts))
+	for i, t := range ts {
+		out[i] = t.clone()
+	}
+	return out
+}
+
+// AddPod implements framework.PreFilterExtensions.
+func (p *Plugin) AddPod(_ context.Context, state *framework.CycleState, pod, add *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	return updateWithPod(state, pod, add, node, 1)
+}
+
+// RemovePod implements framework.PreFilterExtensions.
+func (p *Plugin) RemovePod(_ context.Context, state *framework.CycleState, pod, remove *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	return updateWithPod(state, pod, remove, node, -1)
+}
+
+// updateWithPod counts (n = 1) or uncounts (n = -1) other on node in the
+// PreFilter state, as PreFilter would have.
+func updateWithPod(state *framework.CycleState, pod, other *framework.PodInfo, node *framework.NodeInfo, n int64) *framework.Status {
+	s, _ := state.Read(preFilterKey).(*preFilterState)
+	if s == nil {
+		return framework.NewStatus(framework.Error, "InterPodAffinity: PreFilter state missing")
+	}
+	labels := node.Node().Labels
+	for i := range other.RequiredAntiAffinity {
+		t := &other.RequiredAntiAffinity[i]
+		if v, ok := labels[t.TopologyKey]; ok && t.Matches(pod.Pod) {
+			s.existingAnti.add(t.TopologyKey, v, n)
+		}
+	}
+	for i := range pod.RequiredAffinity {
+		t := &pod.RequiredAffinity[i]
+		if v, ok := labels[t.TopologyKey]; ok && t.Matches(other.Pod) {
+			s.affinity[i].add(t.TopologyKey, v, n)
+		}
+	}
+	for i := range pod.RequiredAntiAffinity {
+		t := &pod.RequiredAntiAffinity[i]
+		if v, ok := labels[t.TopologyKey]; ok && t.Matches(other.Pod) {
+			s.anti[i].add(t.TopologyKey, v, n)
+		}
+	}
+	return nil
+}
+
 // PreFilter counts, per topology domain, the pods that the rules involve.
 func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *framework.PodInfo) *framework.Status {
 	if pod.ParseError != nil {

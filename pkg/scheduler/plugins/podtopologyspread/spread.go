@@ -135,18 +135,69 @@ func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *
 	}
 	s := &preFilterState{constraints: cs, counts: counts(pod.Pod, cs, p.h.SnapshotLister().List())}
 	s.minMatch = make([]int64, len(cs))
+	s.updateMin()
+	state.Write(preFilterKey, s)
+	return nil
+}
+
+func (s *preFilterState) updateMin() {
 	for i, m := range s.counts {
 		lo := int64(math.MaxInt64)
 		for _, n := range m {
 			lo = min(lo, n)
 		}
 		// Fewer domains than minDomains: the global minimum is taken as 0.
-		if lo == math.MaxInt64 || int32(len(m)) < cs[i].minDomains {
+		if lo == math.MaxInt64 || int32(len(m)) < s.constraints[i].minDomains {
 			lo = 0
 		}
 		s.minMatch[i] = lo
 	}
-	state.Write(preFilterKey, s)
+}
+
+// Clone implements framework.StateCloner.
+func (s *preFilterState) Clone() framework.StateData {
+	c := &preFilterState{constraints: s.constraints, counts: make([]map[string]int64, len(s.counts)), minMatch: append([]int64(nil), s.minMatch...)}
+	for i, m := range s.counts {
+		cm := make(map[string]int64, len(m))
+		for v, n := range m {
+			cm[v] = n
+		}
+		c.counts[i] = cm
+	}
+	return c
+}
+
+// AddPod implements framework.PreFilterExtensions.
+func (p *Plugin) AddPod(_ context.Context, state *framework.CycleState, pod, add *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	return updateWithPod(state, pod, add, node, 1)
+}
+
+// RemovePod implements framework.PreFilterExtensions.
+func (p *Plugin) RemovePod(_ context.Context, state *framework.CycleState, pod, remove *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	return updateWithPod(state, pod, remove, node, -1)
+}
+
+// updateWithPod counts (n = 1) or uncounts (n = -1) other on node, where
+// PreFilter would have counted it.
+func updateWithPod(state *framework.CycleState, pod, other *framework.PodInfo, node *framework.NodeInfo, n int64) *framework.Status {
+	s, _ := state.Read(preFilterKey).(*preFilterState)
+	if s == nil {
+		return framework.NewStatus(framework.Error, "PodTopologySpread: PreFilter state missing")
+	}
+	nd := node.Node()
+	if other.Pod.Namespace != pod.Pod.Namespace || other.Pod.DeletionTimestamp != nil || !hasAllKeys(nd.Labels, s.constraints) {
+		return nil
+	}
+	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod.Pod).Match(nd); !ok {
+		return nil
+	}
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		if c.selector.Matches(labels.Set(other.Pod.Labels)) {
+			s.counts[i][nd.Labels[c.topologyKey]] += n
+		}
+	}
+	s.updateMin()
 	return nil
 }
 
