@@ -409,7 +409,8 @@ func TestGracefulDeletionHonoursSIGTERMAndKillsIgnorers(t *testing.T) {
 
 // TestDeadSandboxsContainerGetsPreStopAndSIGTERM kills a pod's pause
 // process: before the kubelet re-creates the sandbox, the container runs its
-// preStop hook and gets SIGTERM (not a bare SIGKILL), as upstream's does.
+// preStop hook and gets SIGTERM (not a bare SIGKILL), and the new sandbox
+// runs the init container again, as upstream's does.
 func TestDeadSandboxsContainerGetsPreStopAndSIGTERM(t *testing.T) {
 	requireCluster(t)
 	ns := namespace(t)
@@ -422,6 +423,9 @@ func TestDeadSandboxsContainerGetsPreStopAndSIGTERM(t *testing.T) {
 		Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo prestop > /host/prestop"}}}}
 	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}
 	p.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}}}
+	p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: busybox, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:      []string{"sh", "-c", "echo ran >> /host/init"},
+		VolumeMounts: []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}}}
 	created := createPod(t, ns, p)
 	waitPod(t, ns, "sbdies", "Running", running)
 	waitFile := func(name, want string) {
@@ -455,6 +459,7 @@ func TestDeadSandboxsContainerGetsPreStopAndSIGTERM(t *testing.T) {
 
 	waitFile("prestop", "prestop")
 	waitFile("term", "terminated")
+	waitFile("init", "ran\nran")
 	waitPod(t, ns, "sbdies", "Running again in a new sandbox", func(p *corev1.Pod) bool {
 		cs := p.Status.ContainerStatuses
 		return running(p) && len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil &&
