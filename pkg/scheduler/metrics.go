@@ -9,6 +9,9 @@ type Metrics struct {
 	attempts *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	pending  map[string]prometheus.Gauge
+
+	preemptionAttempts prometheus.Counter
+	preemptionVictims  prometheus.Histogram
 }
 
 // Result labels as upstream.
@@ -31,6 +34,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"result", "profile"}),
 		pending: map[string]prometheus.Gauge{},
+		preemptionAttempts: prometheus.NewCounter(prometheus.CounterOpts{
+			Subsystem: "scheduler", Name: "preemption_attempts_total",
+			Help: "Total preemption attempts in the cluster till now",
+		}),
+		preemptionVictims: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: "scheduler", Name: "preemption_victims",
+			Help:    "Number of selected preemption victims",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 7),
+		}),
 	}
 	pending := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Subsystem: "scheduler", Name: "pending_pods",
@@ -39,7 +51,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	for _, q := range []string{"active", "backoff", "unschedulable", "gated"} {
 		m.pending[q] = pending.WithLabelValues(q)
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.duration, pending} {
+	for _, c := range []prometheus.Collector{m.attempts, m.duration, pending, m.preemptionAttempts, m.preemptionVictims} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

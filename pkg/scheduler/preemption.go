@@ -240,6 +240,7 @@ func findCandidates(ctx context.Context, sim simulator, state *framework.CycleSt
 // nominatedNodeName. Otherwise it returns "" and why, for the
 // FailedScheduling message.
 func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo, statuses []*framework.Status) (string, string) {
+	s.metrics.preemptionAttempts.Inc()
 	pod := pi.Pod
 	nominated, _ := s.snapshot.Get(pod.Status.NominatedNodeName)
 	if ok, msg := eligibleToPreempt(pod, nominated); !ok {
@@ -251,6 +252,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 		return "", "preemption: " + fitErrorMessage(len(nodes), reasons)
 	}
 	c := pickCandidate(cands, now)
+	s.metrics.preemptionVictims.Observe(float64(len(c.victims)))
 	for _, victim := range c.victims {
 		if victim.DeletionTimestamp != nil {
 			continue // already going

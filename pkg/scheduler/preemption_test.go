@@ -202,7 +202,8 @@ func TestPreemptionEvictsAndNominates(t *testing.T) {
 	polite.Spec.PreemptionPolicy = &never
 	client := fake.NewClientset(testNode("only", "4", 110), low, polite)
 	bindingReactor(t, client, nil)
-	stop := startScheduler(t, client, prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
+	stop := startScheduler(t, client, reg)
 	defer stop()
 
 	waitFor(t, "polite waits", func() (bool, error) {
@@ -244,6 +245,24 @@ func TestPreemptionEvictsAndNominates(t *testing.T) {
 		p, err := client.CoreV1().Pods("default").Get(context.Background(), "high", metav1.GetOptions{})
 		return err == nil && p.Spec.NodeName == "only", nil
 	})
+
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts float64
+	var victims uint64
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "scheduler_preemption_attempts_total":
+			attempts = mf.GetMetric()[0].GetCounter().GetValue()
+		case "scheduler_preemption_victims":
+			victims = mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	if attempts < 2 || victims < 1 {
+		t.Errorf("scheduler_preemption_attempts_total %v (want at least 2), scheduler_preemption_victims observed %d times (want at least 1)", attempts, victims)
+	}
 }
 
 func ptrTo[T any](v T) *T { return &v }
