@@ -237,19 +237,24 @@ func findCandidates(ctx context.Context, sim simulator, state *framework.CycleSt
 
 // preempt runs when no node fits pi: it evicts the victims on the best
 // candidate node and returns that node, to be recorded as the pod's
-// nominatedNodeName. Otherwise it returns "" and why, for the
-// FailedScheduling message.
-func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo, statuses []*framework.Status) (string, string) {
+// nominatedNodeName. Otherwise it returns why, for the FailedScheduling
+// message, and, when no node could be made to fit, "" to clear a
+// nomination the pod holds (as upstream; nil leaves it).
+func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo, statuses []*framework.Status) (*string, string) {
 	s.metrics.preemptionAttempts.Inc()
 	pod := pi.Pod
 	nominated, _ := s.snapshot.Get(pod.Status.NominatedNodeName)
 	if ok, msg := eligibleToPreempt(pod, nominated); !ok {
-		return "", "preemption: " + msg
+		return nil, "preemption: " + msg
 	}
 	now := s.clock.Now()
 	cands, reasons := findCandidates(ctx, s.fwk, state, pi, nodes, statuses, s.nominated, now)
 	if len(cands) == 0 {
-		return "", "preemption: " + fitErrorMessage(len(nodes), reasons)
+		var drop *string
+		if pod.Status.NominatedNodeName != "" {
+			drop = new(string)
+		}
+		return drop, "preemption: " + fitErrorMessage(len(nodes), reasons)
 	}
 	c := pickCandidate(cands, now)
 	s.metrics.preemptionVictims.Observe(float64(len(c.victims)))
@@ -259,7 +264,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 		}
 		if err := s.evict(ctx, pod, victim, c.node); err != nil {
 			slog.Warn("preempting pod", "preemptor", pod.Namespace+"/"+pod.Name, "victim", victim.Namespace+"/"+victim.Name, "err", err)
-			return "", "preemption: " + err.Error()
+			return nil, "preemption: " + err.Error()
 		}
 	}
 	// Lower-priority pods nominated there may no longer fit: as upstream,
@@ -272,7 +277,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 			slog.Warn("clearing a lower-priority nomination", "pod", p.Namespace+"/"+p.Name, "node", c.node, "err", err)
 		}
 	}
-	return c.node, ""
+	return &c.node, ""
 }
 
 // evict marks victim as disrupted by preemption and deletes it gracefully,

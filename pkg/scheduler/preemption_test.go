@@ -409,3 +409,47 @@ func TestSelectVictimsBeyondResources(t *testing.T) {
 		})
 	}
 }
+
+// TestNominationDroppedWhenPreemptionCannotHelp: a pod nominated to a node
+// where nothing can be preempted any more loses the nomination; a pod that
+// never preempts keeps whatever nomination it has.
+func TestNominationDroppedWhenPreemptionCannotHelp(t *testing.T) {
+	big := testPod("big", "3")
+	big.Spec.NodeName = "only"
+	big.Spec.Priority = ptrTo(int32(1000))
+	stale := testPod("stale", "2")
+	stale.Spec.Priority = ptrTo(int32(10))
+	stale.Status.NominatedNodeName = "only"
+	never := v1.PreemptNever
+	polite := testPod("polite", "2")
+	polite.Spec.Priority = ptrTo(int32(10))
+	polite.Spec.PreemptionPolicy = &never
+	polite.Status.NominatedNodeName = "only"
+	client := fake.NewClientset(testNode("only", "4", 110), big, stale, polite)
+	bindingReactor(t, client, nil)
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+
+	waitFor(t, "stale's nomination dropped", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "stale", metav1.GetOptions{})
+		return err == nil && p.Status.NominatedNodeName == "", nil
+	})
+	waitFor(t, "polite refused", func() (bool, error) {
+		return len(eventsFor(t, client, "polite", "FailedScheduling")) > 0, nil
+	})
+	waitFor(t, "polite's condition written", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "polite", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if p, err := client.CoreV1().Pods("default").Get(context.Background(), "polite", metav1.GetOptions{}); err != nil || p.Status.NominatedNodeName != "only" {
+		t.Errorf("polite's nomination = %q (%v), want it kept", p.Status.NominatedNodeName, err)
+	}
+}

@@ -349,15 +349,11 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		state.Write(rejectorsKey, rejectors)
 		msg := fit.Message()
 		nominated, why := s.preempt(ctx, state, pi, nodes, s.statuses)
-		switch {
-		case nominated != "":
-			state.Write(nominatedKey, nominated)
-		case why != "":
+		if nominated != nil {
+			state.Write(nominatedKey, *nominated)
+		}
+		if why != "" {
 			msg += " " + why
-			if pi.Pod.Status.NominatedNodeName != "" && !strings.Contains(why, msgTerminatingVictim) {
-				// Preemption no longer helps there: drop the nomination, as upstream.
-				state.Write(nominatedKey, "")
-			}
 		}
 		return "", fit, msg
 	}
