@@ -148,6 +148,9 @@ type podState struct {
 	termMessages map[string]string
 	// pullErrs: the last failed pull of each image, by image.
 	pullErrs map[string]string
+	// stopped: the pod is being deleted and its containers are stopped for
+	// good; its phase is terminal whatever its restart policy.
+	stopped bool
 }
 
 // Deps are the kubelet's collaborators.

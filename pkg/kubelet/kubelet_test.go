@@ -491,21 +491,27 @@ func TestPodPhase(t *testing.T) {
 		init   []v1.ContainerStatus
 		app    []v1.ContainerStatus
 		want   v1.PodPhase
+		// terminal: deleted, its containers stopped for good.
+		terminal bool
 	}{
-		{"creating", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{waiting}, v1.PodPending},
-		{"one running one creating", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{running, waiting}, v1.PodPending},
-		{"running", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{running, ok}, v1.PodRunning},
-		{"crash loop", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{crashLoop}, v1.PodRunning},
-		{"never, all ok", v1.RestartPolicyNever, nil, []v1.ContainerStatus{ok, ok}, v1.PodSucceeded},
-		{"never, one failed", v1.RestartPolicyNever, nil, []v1.ContainerStatus{ok, bad}, v1.PodFailed},
-		{"init running", v1.RestartPolicyAlways, []v1.ContainerStatus{running}, []v1.ContainerStatus{waiting}, v1.PodPending},
-		{"init failed, never", v1.RestartPolicyNever, []v1.ContainerStatus{bad}, []v1.ContainerStatus{waiting}, v1.PodFailed},
-		{"init failed, always", v1.RestartPolicyAlways, []v1.ContainerStatus{crashLoop}, []v1.ContainerStatus{waiting}, v1.PodPending},
+		{"creating", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{waiting}, v1.PodPending, false},
+		{"one running one creating", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{running, waiting}, v1.PodPending, false},
+		{"running", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{running, ok}, v1.PodRunning, false},
+		{"crash loop", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{crashLoop}, v1.PodRunning, false},
+		{"never, all ok", v1.RestartPolicyNever, nil, []v1.ContainerStatus{ok, ok}, v1.PodSucceeded, false},
+		{"never, one failed", v1.RestartPolicyNever, nil, []v1.ContainerStatus{ok, bad}, v1.PodFailed, false},
+		{"init running", v1.RestartPolicyAlways, []v1.ContainerStatus{running}, []v1.ContainerStatus{waiting}, v1.PodPending, false},
+		{"init failed, never", v1.RestartPolicyNever, []v1.ContainerStatus{bad}, []v1.ContainerStatus{waiting}, v1.PodFailed, false},
+		{"init failed, always", v1.RestartPolicyAlways, []v1.ContainerStatus{crashLoop}, []v1.ContainerStatus{waiting}, v1.PodPending, false},
+		{"terminal, always, all ok", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{ok, ok}, v1.PodSucceeded, true},
+		{"terminal, always, one killed", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{ok, bad}, v1.PodFailed, true},
+		{"terminal, on failure, crash loop", v1.RestartPolicyOnFailure, nil, []v1.ContainerStatus{crashLoop}, v1.PodFailed, true},
+		{"terminal, never started", v1.RestartPolicyAlways, nil, []v1.ContainerStatus{waiting}, v1.PodPending, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.policy}}
-			if got := podPhase(pod, tc.init, tc.app); got != tc.want {
+			if got := podPhase(pod, tc.init, tc.app, tc.terminal); got != tc.want {
 				t.Fatalf("phase = %s, want %s", got, tc.want)
 			}
 		})

@@ -63,7 +63,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	for i := range pod.Spec.Containers {
 		s.ContainerStatuses = append(s.ContainerStatuses, kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting))
 	}
-	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses)
+	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, st.stopped)
 	if f := st.failure; f != nil {
 		s.Phase, s.Reason, s.Message = v1.PodFailed, f.reason, f.message
 	}
@@ -289,8 +289,9 @@ func nanoTime(ns int64) metav1.Time {
 
 // podPhase is upstream's getPhase: init failures under Never fail the
 // pod, waiting containers keep it Pending, and the restart policy decides
-// what stopped containers mean.
-func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus) v1.PodPhase {
+// what stopped containers mean, unless the pod is terminal (deleted and its
+// containers stopped for good): then none restarts whatever the policy.
+func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal bool) v1.PodPhase {
 	pendingInit, failedInit := 0, 0
 	for _, cs := range initStatuses {
 		switch {
@@ -332,6 +333,12 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus) v1.PodPh
 	case running > 0:
 		return v1.PodRunning
 	case stopped > 0:
+		if terminal {
+			if stopped == succeeded {
+				return v1.PodSucceeded
+			}
+			return v1.PodFailed
+		}
 		switch pod.Spec.RestartPolicy {
 		case v1.RestartPolicyAlways:
 			return v1.PodRunning

@@ -1008,24 +1008,45 @@ func (kl *Kubelet) cleanupPodFiles(uid types.UID, rp *runtimePod) error {
 }
 
 // terminatePod carries out a graceful deletion: stop the containers within
-// the grace period, remove the sandbox and volumes, then delete the pod
-// object for good (grace 0, only if it is still the same pod).
+// the grace period and the sandbox, report the pod's terminal phase, remove
+// the sandbox and volumes, then delete the pod object for good (grace 0,
+// only if it is still the same pod).
 func (kl *Kubelet) terminatePod(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) (time.Duration, bool) {
-	grace := gracePeriod(pod)
 	// Probes stop first: probing containers that are being stopped only
 	// yields "probe failed" events about exited containers.
 	kl.probes.RemovePod(pod.UID)
-	if err := kl.killPod(ctx, pod, rp, grace); err != nil {
+	if err := kl.stopContainers(ctx, pod, rp, podWorkerGracePeriod(gracePeriod(pod))); err != nil {
 		slog.Warn("kill pod", "pod", podKey(pod), "err", err)
 		return time.Second, false
 	}
-	if err := kl.cleanupPodFiles(pod.UID, rp); err != nil {
+	if err := kl.stopSandboxes(ctx, rp); err != nil {
+		slog.Warn("stop the sandbox of a deleted pod", "pod", podKey(pod), "err", err)
+		return time.Second, false
+	}
+	// The status is read from the stopped containers, before they go.
+	stopped, err := kl.runtimePod(ctx, pod.UID)
+	if err != nil {
+		slog.Warn("read pod from runtime", "pod", podKey(pod), "err", err)
+		return time.Second, false
+	}
+	if err := kl.reportTerminalStatus(ctx, st, pod, stopped); err != nil {
+		if ctx.Err() != nil {
+			return 0, false
+		}
+		slog.Warn("terminal status of a deleted pod", "pod", podKey(pod), "err", err)
+		return time.Second, false
+	}
+	if err := kl.removeSandboxes(ctx, stopped); err != nil {
+		slog.Warn("remove the sandbox of a deleted pod", "pod", podKey(pod), "err", err)
+		return time.Second, false
+	}
+	if err := kl.cleanupPodFiles(pod.UID, stopped); err != nil {
 		kl.recorder.Eventf(pod, v1.EventTypeWarning, "FailedUnmount", "Unmount volumes: %v", err)
 		return time.Second, false
 	}
 	zero := int64(0)
 	uid := pod.UID
-	err := kl.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+	err = kl.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: &zero,
 		Preconditions:      &metav1.Preconditions{UID: &uid},
 	})
@@ -1034,8 +1055,14 @@ func (kl *Kubelet) terminatePod(ctx context.Context, st *podState, pod *v1.Pod, 
 		return time.Second, false
 	}
 	kl.forget(pod.UID)
-	_ = st
 	return 0, true
+}
+
+// podWorkerGracePeriod is the grace period upstream's pod worker kills a
+// pod with: never below one second, whatever was asked (an eviction's 0), so
+// that preStop hooks still run.
+func podWorkerGracePeriod(grace int64) int64 {
+	return max(grace, 1)
 }
 
 func podKey(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }

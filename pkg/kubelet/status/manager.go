@@ -78,6 +78,31 @@ func (m *Manager) Forget(uid types.UID) {
 	delete(m.pods, uid)
 }
 
+// Send sends uid's status now if it changed, and returns once the API
+// server has it: what must be seen before a next step (the terminal phase
+// before the pod's final delete) cannot wait for Run. A pod that is gone is
+// no error.
+func (m *Manager) Send(ctx context.Context, uid types.UID) error {
+	m.mu.Lock()
+	e, ok := m.pods[uid]
+	if !ok || (e.sent != nil && apiequality.Semantic.DeepEqual(*e.sent, e.status)) {
+		m.mu.Unlock()
+		return nil
+	}
+	ns, name, status := e.namespace, e.name, *e.status.DeepCopy()
+	m.mu.Unlock()
+	err := m.patch(ctx, uid, ns, name, status)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	m.mu.Lock()
+	if e, ok := m.pods[uid]; ok {
+		e.sent = &status
+	}
+	m.mu.Unlock()
+	return nil
+}
+
 // Run sends changed statuses until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
 	for {

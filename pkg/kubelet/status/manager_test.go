@@ -74,3 +74,35 @@ func TestGonePodIsNotRetried(t *testing.T) {
 		t.Fatalf("%d patches for a pod that is gone, want 1 attempt", n)
 	}
 }
+
+func TestSendPatchesAtOnceAndOnlyOnce(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1"}}
+	client := fake.NewSimpleClientset(pod)
+	m := NewManager(client)
+	ctx := context.Background()
+	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed})
+	if err := m.Send(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(statusPatches(client)); n != 1 {
+		t.Fatalf("patches after Send = %d, want 1", n)
+	}
+	got, err := client.CoreV1().Pods("ns").Get(ctx, "p", metav1.GetOptions{})
+	if err != nil || got.Status.Phase != v1.PodFailed {
+		t.Fatalf("API phase = %v (%v), want Failed", got.Status.Phase, err)
+	}
+	// Already sent: neither Send nor the loop sends it again.
+	if err := m.Send(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	m.SyncOnce(ctx)
+	if n := len(statusPatches(client)); n != 1 {
+		t.Fatalf("patches = %d, want 1", n)
+	}
+	// A pod that is gone is no error.
+	gone := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: "ns", UID: "u2"}}
+	m.SetPodStatus(gone, v1.PodStatus{Phase: v1.PodFailed})
+	if err := m.Send(ctx, gone.UID); err != nil {
+		t.Fatalf("Send for a deleted pod: %v", err)
+	}
+}
