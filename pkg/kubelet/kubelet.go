@@ -151,6 +151,9 @@ type podState struct {
 	// stopped: the pod is being deleted and its containers are stopped for
 	// good; its phase is terminal whatever its restart policy.
 	stopped bool
+	// removed is the pod as last seen once it is gone from the API (a forced
+	// delete): its containers are still stopped as its spec says.
+	removed *v1.Pod
 }
 
 // Deps are the kubelet's collaborators.
@@ -325,6 +328,9 @@ func (kl *Kubelet) podDeleted(obj any) {
 	abrupt := false
 	if st, ok := kl.pods[pod.UID]; ok {
 		abrupt = st.pod != nil && st.pod.DeletionTimestamp == nil
+		if st.pod != nil {
+			st.removed = st.pod
+		}
 		st.pod = nil
 	}
 	ctx := kl.runCtx

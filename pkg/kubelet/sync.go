@@ -55,8 +55,22 @@ func (kl *Kubelet) syncPod(ctx context.Context, key string) (time.Duration, bool
 		return time.Second, false
 	}
 	if pod == nil {
-		// Gone from the API (or never known: an orphan from before a restart).
-		if err := kl.killPod(ctx, nil, rp, 0); err != nil {
+		// Gone from the API (or never known: an orphan from before a
+		// restart). As upstream, a pod the kubelet knew is killed as its
+		// spec says even when force-deleted: preStop hooks, then the grace
+		// period it last had; an orphan has no spec, so no hook to run.
+		var last *v1.Pod
+		if st != nil {
+			kl.mu.Lock()
+			last = st.removed
+			kl.mu.Unlock()
+		}
+		grace := int64(1)
+		if last != nil {
+			grace = podWorkerGracePeriod(gracePeriod(last))
+			kl.probes.RemovePod(uid)
+		}
+		if err := kl.killPod(ctx, last, rp, grace); err != nil {
 			slog.Warn("clean up removed pod", "uid", uid, "err", err)
 			return time.Second, false
 		}
@@ -394,8 +408,9 @@ func (kl *Kubelet) failPod(ctx context.Context, st *podState, pod *v1.Pod, rp *r
 	kl.probes.RemovePod(pod.UID)
 	grace := gracePeriod(pod)
 	if f.disruption {
-		// Evictions for local storage do not wait for the grace period.
-		grace = 0
+		// Evictions for local storage do not wait for the grace period, yet
+		// as upstream's pod worker give the preStop hooks a second.
+		grace = podWorkerGracePeriod(0)
 	}
 	if err := kl.stopContainers(ctx, pod, rp, grace); err != nil {
 		slog.Warn("stop containers of failed pod", "pod", podKey(pod), "reason", f.reason, "err", err)

@@ -3,10 +3,17 @@ package kubelet
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clienttesting "k8s.io/client-go/testing"
 	testclock "k8s.io/utils/clock/testing"
@@ -157,5 +164,87 @@ func TestADeletedPodThatNeverStartedIsFailedWithItsContainersUnknown(t *testing.
 	if term == nil || term.Reason != "ContainerStatusUnknown" || term.ExitCode != 137 ||
 		term.Message != "The container could not be located when the pod was terminated" {
 		t.Fatalf("container state = %+v, want upstream's ContainerStatusUnknown", s.ContainerStatuses[0].State)
+	}
+}
+
+// killSpy records the hooks run in containers and the timeouts they are
+// stopped with.
+type killSpy struct {
+	*crifake.Runtime
+	mu    sync.Mutex
+	execs []string
+	stops []int64
+}
+
+func (s *killSpy) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, int32, error) {
+	s.mu.Lock()
+	s.execs = append(s.execs, fmt.Sprintf("%s within %s", strings.Join(cmd, " "), timeout))
+	s.mu.Unlock()
+	return s.Runtime.ExecSync(ctx, id, cmd, timeout)
+}
+
+func (s *killSpy) StopContainer(ctx context.Context, id string, timeout int64) error {
+	s.mu.Lock()
+	s.stops = append(s.stops, timeout)
+	s.mu.Unlock()
+	return s.Runtime.StopContainer(ctx, id, timeout)
+}
+
+func newKillSpyHarness(t *testing.T) (*harness, *killSpy) {
+	clk := testclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	spy := &killSpy{Runtime: crifake.New(clk, testImage)}
+	return newHarnessWith(t, clk, spy.Runtime, func(d *Deps) { d.Runtime = spy }), spy
+}
+
+func TestAForceDeletedPodIsStillKilledAsItsSpecSaysWithItsPreStopHook(t *testing.T) {
+	h, spy := newKillSpyHarness(t)
+	pod := testPod("forced", withPreStop(20, "/bin/drain"))
+	h.add(pod)
+	h.sync(pod)
+	// kubectl delete --force --grace-period=0: gone from the API at once.
+	if err := h.client.CoreV1().Pods(pod.Namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.kl.podDeleted(pod)
+	if _, done := h.sync(pod); !done {
+		t.Fatal("the removed pod was not cleaned up")
+	}
+	if want := []string{"/bin/drain within 20s"}; !slices.Equal(spy.execs, want) {
+		t.Fatalf("hooks run = %q, want %q", spy.execs, want)
+	}
+	if want := []int64{20}; !slices.Equal(spy.stops, want) {
+		t.Fatalf("stop timeouts = %v, want %v (the pod's grace period)", spy.stops, want)
+	}
+	if len(h.containers(pod)) != 0 {
+		t.Fatal("the removed pod's containers are left")
+	}
+}
+
+func TestAPodEvictedForItsEmptyDirStillRunsItsPreStopHook(t *testing.T) {
+	h, spy := newKillSpyHarness(t)
+	limit := resource.MustParse("1Mi")
+	pod := testPod("hog", withPreStop(30, "/bin/drain"), func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &limit}}}}
+	})
+	h.add(pod)
+	h.sync(pod)
+	mounts, err := h.volumes.SetUp(t.Context(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mounts["scratch"], "big"), make([]byte, 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(10 * time.Second)
+	h.sync(pod)
+	if s := h.status(pod); s.Reason != "Evicted" {
+		t.Fatalf("reason %q, want Evicted", s.Reason)
+	}
+	// No grace period, but the pod worker's minimum second for the hook.
+	if want := []string{"/bin/drain within 1s"}; !slices.Equal(spy.execs, want) {
+		t.Fatalf("hooks run = %q, want %q", spy.execs, want)
+	}
+	if want := []int64{minStopGracePeriodSeconds}; !slices.Equal(spy.stops, want) {
+		t.Fatalf("stop timeouts = %v, want %v", spy.stops, want)
 	}
 }
