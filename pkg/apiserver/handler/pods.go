@@ -61,6 +61,9 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 			return nil, apierrors.NewConflict(gr, name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
 		}
 		pod.Spec.NodeName = binding.Target.Name
+		// A nomination (from preemption) has done its work once the pod
+		// is bound; upstream clears it here too (KEP-5278, 1.35+).
+		pod.Status.NominatedNodeName = ""
 		for k, v := range binding.Annotations {
 			if pod.Annotations == nil {
 				pod.Annotations = map[string]string{}

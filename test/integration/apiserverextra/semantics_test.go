@@ -155,6 +155,25 @@ func TestWriteSemantics(t *testing.T) {
 		}
 	})
 
+	t.Run("binding clears the nominated node", func(t *testing.T) {
+		p, err := pods.Create(ctx, newPod("bind-nominated"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Status.NominatedNodeName = "node-2"
+		if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bind(ctx, t, s, "bind-nominated", "node-1")
+		got, err := pods.Get(ctx, "bind-nominated", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.NominatedNodeName != "" {
+			t.Fatalf("status.nominatedNodeName = %q after binding, want it cleared", got.Status.NominatedNodeName)
+		}
+	})
+
 	t.Run("stale resourceVersion on update is a conflict", func(t *testing.T) {
 		cm, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stale"}}, metav1.CreateOptions{})
 		if err != nil {
