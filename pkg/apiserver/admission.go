@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -27,17 +26,11 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/serviceaccount"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/webhook"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
-	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/priorityclass"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
 // defaultAdmission is the built-in plugin chain, in upstream's order.
 func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error) {
-	// The Priority plugin resolves pods' classes from the start; creating
-	// the built-in ones is idempotent, so several servers may race to it.
-	if err := s.ensureSystemPriorityClasses(ctx); err != nil {
-		return nil, err
-	}
 	caches := s.startAdmissionCaches(ctx)
 	objs := storeReader{s: s, caches: caches}
 	clk := s.clock
@@ -339,22 +332,3 @@ func (r storeReader) ListPriorityClasses(ctx context.Context) ([]schedulingv1.Pr
 	return list.(*schedulingv1.PriorityClassList).Items, nil
 }
 
-// ensureSystemPriorityClasses creates the built-in classes that are absent,
-// leaving existing ones as they are.
-func (s *Server) ensureSystemPriorityClasses(ctx context.Context) error {
-	st, ok := s.storeFor(priorityClassesGR)
-	if !ok {
-		return nil
-	}
-	for _, pc := range priorityclass.SystemClasses() {
-		pc.UID = uuid.NewUUID()
-		pc.CreationTimestamp = metav1.NewTime(s.clock.Now())
-		st.Strategy.Default(pc)
-		st.Strategy.PrepareForCreate(ctx, pc)
-		err := st.Storage.Create(ctx, st.Key("", pc.Name), pc, &schedulingv1.PriorityClass{})
-		if err != nil && !errors.Is(err, storage.ErrKeyExists) {
-			return fmt.Errorf("create priority class %s: %w", pc.Name, err)
-		}
-	}
-	return nil
-}

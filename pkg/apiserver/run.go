@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/priorityclass"
 	"github.com/kube-lite/kube-lite/pkg/etcd"
 	"github.com/kube-lite/kube-lite/pkg/pki"
 	"github.com/kube-lite/kube-lite/pkg/storage"
@@ -165,8 +166,8 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, <-chan erro
 // systemNamespaces exist in every cluster.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
-// Bootstrap creates what every cluster has: the system namespaces and,
-// with RBAC, the bootstrap roles; it then fills the authorizers' indexes.
+// Bootstrap creates what every cluster has: the system namespaces, the
+// built-in priority classes and, with RBAC, the bootstrap roles; it then fills the authorizers' indexes.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	st, ok := s.Store(schema.GroupResource{Resource: "namespaces"})
 	if !ok {
@@ -184,6 +185,14 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(s.clock.Now())}}
 		if err := createIfAbsent(ctx, sas, name, "default", sa); err != nil {
 			return err
+		}
+	}
+	if pcs, ok := s.Store(priorityClassesGR); ok {
+		for _, pc := range priorityclass.SystemClasses() {
+			pc.UID, pc.CreationTimestamp = uuid.NewUUID(), metav1.NewTime(s.clock.Now())
+			if err := createIfAbsent(ctx, pcs, "", pc.Name, pc); err != nil {
+				return err
+			}
 		}
 	}
 	return s.startSecurity(ctx)
