@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/kube-lite/kube-lite/pkg/kubelet/cri"
@@ -57,8 +58,12 @@ func createPod(t *testing.T, ns string, pod *corev1.Pod) *corev1.Pod {
 		t.Fatalf("create pod %s: %v", pod.Name, err)
 	}
 	t.Cleanup(func() {
-		zero := int64(0)
-		_ = env.cs.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		// One second rather than a forced delete: as upstream, the kubelet
+		// gives a force-deleted pod its whole grace period (30s for most
+		// test pods, whose PID 1 ignores SIGTERM), which would keep the
+		// suite's teardown waiting.
+		one := int64(1)
+		_ = env.cs.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &one})
 	})
 	return created
 }
@@ -374,6 +379,20 @@ func TestGracefulDeletionHonoursSIGTERMAndKillsIgnorers(t *testing.T) {
 	}
 
 	ctx := context.Background()
+	// What a user watching the pods sees last of each before it goes.
+	w, err := env.cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	finals := make(chan *corev1.Pod, 2)
+	go func() {
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Deleted {
+				finals <- p
+			}
+		}
+	}()
 	begin := time.Now()
 	for _, name := range []string{"trapper", "ignorer"} {
 		if err := env.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
@@ -405,6 +424,26 @@ func TestGracefulDeletionHonoursSIGTERMAndKillsIgnorers(t *testing.T) {
 		t.Fatalf("ignorer was gone after %s, before its 3s grace period", ignorerGone)
 	}
 	t.Logf("trapper gone after %s, ignorer after %s", trapperGone, ignorerGone)
+	// As upstream, each reached a terminal phase with its container's end
+	// before the kubelet's final delete: the trapper exited 0 (Succeeded
+	// though its restart policy is Always), the ignorer was SIGKILLed.
+	want := map[string]struct {
+		phase corev1.PodPhase
+		exit  int32
+	}{"trapper": {corev1.PodSucceeded, 0}, "ignorer": {corev1.PodFailed, 137}}
+	for range want {
+		var p *corev1.Pod
+		select {
+		case p = <-finals:
+		case <-time.After(waitLimit):
+			t.Fatal("no watch event for a deleted pod")
+		}
+		exp := want[p.Name]
+		cs := p.Status.ContainerStatuses
+		if p.Status.Phase != exp.phase || len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != exp.exit {
+			t.Fatalf("pod %s was deleted as %s with containers %+v, want %s with exit code %d", p.Name, p.Status.Phase, cs, exp.phase, exp.exit)
+		}
+	}
 }
 
 // TestDeadSandboxsContainerGetsPreStopAndSIGTERM kills a pod's pause
