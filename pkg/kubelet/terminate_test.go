@@ -248,3 +248,41 @@ func TestAPodEvictedForItsEmptyDirStillRunsItsPreStopHook(t *testing.T) {
 		t.Fatalf("stop timeouts = %v, want %v", spy.stops, want)
 	}
 }
+
+func TestADeletedPodKeepsTheTerminalPhaseAndReasonItAlreadyHad(t *testing.T) {
+	h := newHarness(t)
+	huge := testPod("huge", func(p *v1.Pod) {
+		p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100000")}
+	})
+	h.add(huge)
+	h.sync(huge) // rejected: Failed, OutOfcpu
+	h.deleteAndSync(huge)
+	if s := h.terminalPatchBeforeDelete(huge); s.Phase != v1.PodFailed || s.Reason != "OutOfcpu" {
+		t.Fatalf("rejected pod deleted as %s %q, want Failed OutOfcpu", s.Phase, s.Reason)
+	}
+}
+
+func TestADeletedPodWhoseContainersVanishedWhileTheKubeletWasAwayIsFailed(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("vanished")
+	h.add(pod)
+	h.sync(pod)
+	seen := pod.DeepCopy()
+	seen.Status = h.status(pod) // Running, as the API last heard
+	for _, c := range h.containers(pod) {
+		if err := h.rt.RemoveContainer(context.Background(), c.Id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new kubelet process finds the pod being deleted.
+	h2 := newHarnessWith(t, h.clock, h.rt)
+	if _, err := h2.client.CoreV1().Pods(seen.Namespace).Create(context.Background(), seen, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h2.deleteAndSync(seen)
+	s := h2.terminalPatchBeforeDelete(seen)
+	term := s.ContainerStatuses[0].State.Terminated
+	if s.Phase != v1.PodFailed || term == nil || term.Reason != "ContainerStatusUnknown" || term.ExitCode != 137 {
+		t.Fatalf("deleted as %s with container %+v, want Failed with ContainerStatusUnknown", s.Phase, s.ContainerStatuses[0].State)
+	}
+}
