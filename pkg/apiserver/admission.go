@@ -331,4 +331,3 @@ func (r storeReader) ListPriorityClasses(ctx context.Context) ([]schedulingv1.Pr
 	}
 	return list.(*schedulingv1.PriorityClassList).Items, nil
 }
-

@@ -57,9 +57,10 @@ func (c *Controller) removeTracking(ctx context.Context, p *corev1.Pod) error {
 // stoppedWhileDeleted says whether p, deleted and not reported finished,
 // had its deletion made final (grace period 0: the kubelet's last delete
 // once it stopped the pod, or a forced delete) and is held only by
-// finalizers. Upstream's kubelet reports such a pod Failed first; kube-lite's
-// does not publish that phase, so without this a deleted pod of a Job that
-// replaces only failed pods would be waited on for ever.
+// finalizers. The kubelet reports a pod it stopped Failed or Succeeded
+// before its last delete, but a forced delete, or one whose node is gone,
+// gets no such report: without this a deleted pod of a Job that replaces
+// only failed pods would be waited on for ever.
 func stoppedWhileDeleted(p *corev1.Pod) bool {
 	return p.DeletionTimestamp != nil && ptr.Deref(p.DeletionGracePeriodSeconds, -1) == 0 &&
 		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
