@@ -100,17 +100,8 @@ func TestSelectVictims(t *testing.T) {
 			pi := framework.NewPodInfo(tt.preemptor)
 			fwk, state := prefiltered(t, pi, ni)
 			victims, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, t0)
-			if tt.wantReason != "" {
-				if st == nil || len(st.Reasons()) != 1 || st.Reasons()[0] != tt.wantReason {
-					t.Fatalf("status %v, want %q", st, tt.wantReason)
-				}
+			if !checkVictims(t, victims, st, tt.wantReason, tt.want) {
 				return
-			}
-			if st != nil {
-				t.Fatalf("status %v", st)
-			}
-			if got := names(victims); !equalStrings(got, tt.want) {
-				t.Errorf("victims %v, want %v", got, tt.want)
 			}
 			if len(ni.Pods) != len(tt.pods) {
 				t.Errorf("the snapshot's node lost pods: %d, want %d", len(ni.Pods), len(tt.pods))
@@ -390,17 +381,8 @@ func TestSelectVictimsBeyondResources(t *testing.T) {
 				t.Fatalf("the preemptor fits on the node as it is")
 			}
 			victims, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, t0)
-			if tt.wantReason != "" {
-				if st == nil || len(st.Reasons()) != 1 || st.Reasons()[0] != tt.wantReason {
-					t.Fatalf("status %v, want %q", st, tt.wantReason)
-				}
+			if !checkVictims(t, victims, st, tt.wantReason, tt.want) {
 				return
-			}
-			if st != nil {
-				t.Fatalf("status %v", st)
-			}
-			if got := names(victims); !equalStrings(got, tt.want) {
-				t.Errorf("victims %v, want %v", got, tt.want)
 			}
 			// The cycle's own state is left as it was.
 			if st := fwk.RunFilterPlugins(context.Background(), state, pi, ni); st.IsSuccess() {
@@ -452,4 +434,24 @@ func TestNominationDroppedWhenPreemptionCannotHelp(t *testing.T) {
 	if p, err := client.CoreV1().Pods("default").Get(context.Background(), "polite", metav1.GetOptions{}); err != nil || p.Status.NominatedNodeName != "only" {
 		t.Errorf("polite's nomination = %q (%v), want it kept", p.Status.NominatedNodeName, err)
 	}
+}
+
+// checkVictims compares selectVictims' answer with the test's: the one
+// reason it gives up for, or the victims; false when there is nothing more
+// to check.
+func checkVictims(t *testing.T, victims []*v1.Pod, st *framework.Status, wantReason string, want []string) bool {
+	t.Helper()
+	if wantReason != "" {
+		if st == nil || len(st.Reasons()) != 1 || st.Reasons()[0] != wantReason {
+			t.Fatalf("status %v, want %q", st, wantReason)
+		}
+		return false
+	}
+	if st != nil {
+		t.Fatalf("status %v", st)
+	}
+	if got := names(victims); !equalStrings(got, want) {
+		t.Errorf("victims %v, want %v", got, want)
+	}
+	return true
 }
