@@ -2,14 +2,19 @@
 package scale
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes/scheme"
+	scaleclient "k8s.io/client-go/scale"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/scale"
 
@@ -101,19 +106,20 @@ func (o *Options) Run(f cmdutil.Factory, args []string, dry cmdutil.DryRunStrate
 		precondition = &scale.ScalePrecondition{Size: o.CurrentReplicas, ResourceVersion: o.ResourceVersion}
 	}
 	retry := scale.NewRetryParams(time.Second, 5*time.Minute)
-	var waitForReplicas *scale.RetryParams
-	if o.Timeout != 0 && dry == cmdutil.DryRunNone {
-		waitForReplicas = scale.NewRetryParams(time.Second, o.Timeout)
-	}
 	for _, info := range infos {
 		size := int64(o.Replicas)
 		if dry != cmdutil.DryRunClient {
 			actual := new(int32)
-			if err := scaler.Scale(info.Namespace, info.Name, uint(o.Replicas), actual, precondition, retry, waitForReplicas,
+			if err := scaler.Scale(info.Namespace, info.Name, uint(o.Replicas), actual, precondition, retry, nil,
 				info.Mapping.Resource, dry == cmdutil.DryRunServer); err != nil {
 				return err
 			}
 			size = int64(*actual)
+			if o.Timeout != 0 && dry == cmdutil.DryRunNone {
+				if err := waitForSize(scalesGetter, info.Mapping.Resource.GroupResource(), info.Namespace, info.Name, int32(o.Replicas), o.Timeout); err != nil {
+					return err
+				}
+			}
 		}
 		// -o shows the object with its new size, as the scale answered.
 		if u, ok := info.Object.(*unstructured.Unstructured); ok {
@@ -126,4 +132,26 @@ func (o *Options) Run(f cmdutil.Factory, args []string, dry cmdutil.DryRunStrate
 		}
 	}
 	return infoErr
+}
+
+// waitForSize polls the scale subresource until its status reaches size, or
+// someone else changed the wanted size. kubectl's own wait reports the error
+// of its last poll when that poll fails at the deadline (client-go's rate
+// limiter refuses to wait past it), so --timeout sometimes printed "client
+// rate limiter Wait returned an error"; here the deadline is always the
+// timeout it is.
+func waitForSize(sc scaleclient.ScalesGetter, gr schema.GroupResource, namespace, name string, size int32, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		s, err := sc.Scales(namespace).Get(ctx, gr, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return s.Spec.Replicas != size || s.Status.Replicas == size, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("timed out waiting for %q to be synced", name)
+	}
+	return err
 }
