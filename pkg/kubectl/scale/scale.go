@@ -136,10 +136,10 @@ func (o *Options) Run(f cmdutil.Factory, args []string, dry cmdutil.DryRunStrate
 
 // waitForSize polls the scale subresource until its status reaches size, or
 // someone else changed the wanted size. kubectl's own wait reports the error
-// of its last poll when that poll fails at the deadline (client-go's rate
-// limiter refuses to wait past it), so --timeout sometimes printed "client
-// rate limiter Wait returned an error"; here the deadline is always the
-// timeout it is.
+// of its last poll when that poll fails at the deadline: client-go's rate
+// limiter refuses a request whose context's deadline has passed even when a
+// token is free, so --timeout often printed "client rate limiter Wait
+// returned an error"; here the deadline is always the timeout it is.
 func waitForSize(sc scaleclient.ScalesGetter, gr schema.GroupResource, namespace, name string, size int32, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -150,7 +150,9 @@ func waitForSize(sc scaleclient.ScalesGetter, gr schema.GroupResource, namespace
 		}
 		return s.Spec.Replicas != size || s.Status.Replicas == size, nil
 	})
-	if err != nil && ctx.Err() != nil {
+	// The clock, not ctx.Err(): at the deadline the limiter refuses before
+	// the context's timer has fired and marked it done.
+	if deadline, _ := ctx.Deadline(); err != nil && !time.Now().Before(deadline) {
 		return fmt.Errorf("timed out waiting for %q to be synced", name)
 	}
 	return err

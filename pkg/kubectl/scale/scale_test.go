@@ -41,6 +41,26 @@ func TestWaitForSizeReportsTheDeadlineAsTheTimeout(t *testing.T) {
 	}
 }
 
+func TestWaitForSizeAtTheDeadlineTick(t *testing.T) {
+	// --timeout=1s polls every second: the second poll comes at the
+	// deadline, when the limiter refuses at once although the context's
+	// timer may not have fired yet.
+	calls := 0
+	sc := scales(0, func() (*autoscalingv1.Scale, error) {
+		if calls++; calls == 1 {
+			return scaleOf(5, 3), nil
+		}
+		return nil, errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")
+	})
+	for range 3 {
+		calls = 0
+		err := waitForSize(sc, deployments, "default", "web", 5, time.Second)
+		if err == nil || err.Error() != `timed out waiting for "web" to be synced` {
+			t.Fatalf("err = %v, want the timeout", err)
+		}
+	}
+}
+
 func TestWaitForSize(t *testing.T) {
 	tests := []struct {
 		name    string
