@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -119,7 +120,33 @@ func TestFinishedJobGoesAfterItsTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.waitJobCondition("brief", batchv1.JobComplete)
+	// A watch sees the Job Complete however soon the TTL removes it after:
+	// condition times have whole seconds, so that can be at once.
+	w, err := c.client.BatchV1().Jobs(ns).Watch(ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=brief", ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	complete, deadline := false, time.After(90*time.Second)
+	for deleted := false; !deleted; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the job watch ended early")
+			}
+			j, _ := ev.Object.(*batchv1.Job)
+			deleted = ev.Type == watch.Deleted
+			if j != nil && !deleted && jobCondition(j, batchv1.JobComplete) != "" {
+				complete = true
+			}
+		case <-deadline:
+			t.Fatalf("job brief still there after 90s (seen Complete: %t)", complete)
+		}
+	}
+	if !complete {
+		t.Fatal("job brief was deleted without being seen Complete")
+	}
 	waitFor(t, "the finished job and its pods to be deleted", func() (bool, error) {
 		_, err := c.client.BatchV1().Jobs(ns).Get(ctx, "brief", metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
