@@ -107,7 +107,7 @@ type result struct {
 	clients int
 	ops     int
 	elapsed time.Duration
-	lat     []time.Duration
+	lat     []time.Duration // sorted, for percentile
 	// latencyOnly rows count deliveries, not a throughput.
 	latencyOnly bool
 	// serverCPU and benchCPU are the CPU time the apiserver process (with
@@ -241,8 +241,6 @@ func printRatios(out io.Writer, ours, upstream []result) {
 		}
 		for _, r := range ours {
 			if r.what == "apiserver create ConfigMap" && r.clients == u.clients {
-				slices.Sort(r.lat)
-				slices.Sort(u.lat)
 				fmt.Fprintf(out, "kube-lite / upstream, %d clients: %.2f× the creates/s, p99 %s against %s\n",
 					r.clients, r.rate()/u.rate(), fmtDur(percentile(r.lat, 0.99)), fmtDur(percentile(u.lat, 0.99)))
 			}
@@ -253,7 +251,6 @@ func printRatios(out io.Writer, ours, upstream []result) {
 func printTable(out io.Writer, rs []result) {
 	fmt.Fprintf(out, "\n%-34s %8s %8s %10s %10s %10s %12s %12s %13s\n", "measurement", "clients", "ops", "ops/s", "p50", "p99", "server µs/op", "bench µs/op", "server rw/op")
 	for _, r := range rs {
-		slices.Sort(r.lat)
 		rate := fmt.Sprintf("%.0f", r.rate())
 		serverCPU, benchCPU, syscalls := "-", "-", "-"
 		if r.latencyOnly {
@@ -318,6 +315,7 @@ func runWorkers(ctx context.Context, n, total int, maxDur time.Duration, op func
 	for _, l := range lats {
 		all = append(all, l...)
 	}
+	slices.Sort(all)
 	return len(all), elapsed, all, errors.Join(errs...)
 }
 
@@ -481,6 +479,7 @@ func watchLatency(ctx context.Context, cs kubernetes.Interface, watchers, events
 	if n := rewatches.Load(); n > 0 {
 		slog.Warn("watches ended by the server and resumed", "count", n)
 	}
+	slices.Sort(lat)
 	return result{what: fmt.Sprintf("watch delivery, %d watchers", watchers), clients: watchers, ops: len(lat), elapsed: elapsed, lat: lat, latencyOnly: true}, nil
 }
 
@@ -556,20 +555,16 @@ type server struct {
 	etcdEndpoint string
 }
 
-// exited is closed when any of the server's processes has ended.
-func (s *server) exited() <-chan struct{} {
-	ch := make(chan struct{})
+// exited reports whether any of the server's processes has ended.
+func (s *server) exited() bool {
 	for _, p := range s.procs {
-		go func() {
-			<-p.exited
-			select {
-			case <-ch:
-			default:
-				close(ch)
-			}
-		}()
+		select {
+		case <-p.exited:
+			return true
+		default:
+		}
 	}
-	return ch
+	return false
 }
 
 func (s *server) stop() {
@@ -681,7 +676,6 @@ func startKubeLite(ctx context.Context, o options) (*server, error) {
 
 func waitReady(ctx context.Context, s *server) error {
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe only
-	exited := s.exited()
 	for {
 		resp, err := hc.Get(s.rest.Host + "/readyz")
 		if err == nil {
@@ -690,9 +684,10 @@ func waitReady(ctx context.Context, s *server) error {
 				return nil
 			}
 		}
-		select {
-		case <-exited:
+		if s.exited() {
 			return fmt.Errorf("%s exited before it was ready", s.name)
+		}
+		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s not ready: %w (last error %v)", s.name, ctx.Err(), err)
 		case <-time.After(100 * time.Millisecond):
