@@ -95,8 +95,10 @@ func selectVictims(ctx context.Context, sim simulator, state *framework.CycleSta
 	if len(lower) == 0 {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonNoVictims)
 	}
-	n := node.Snapshot()
-	st := state.Clone()
+	n, st, s := withNominated(ctx, sim, state, pi, node, nominated)
+	if !s.IsSuccess() {
+		return nil, s
+	}
 	add := func(p *framework.PodInfo) *framework.Status {
 		n.AddPod(p)
 		return sim.RunPreFilterExtensionAddPod(ctx, st, pi, p, n)
@@ -104,11 +106,6 @@ func selectVictims(ctx context.Context, sim simulator, state *framework.CycleSta
 	remove := func(p *framework.PodInfo) *framework.Status {
 		n.RemovePod(p.Pod)
 		return sim.RunPreFilterExtensionRemovePod(ctx, st, pi, p, n)
-	}
-	for _, p := range nominated {
-		if s := add(p); !s.IsSuccess() {
-			return nil, s
-		}
 	}
 	for _, p := range lower {
 		if s := remove(p); !s.IsSuccess() {
@@ -133,6 +130,20 @@ func selectVictims(ctx context.Context, sim simulator, state *framework.CycleSta
 		victims = append(victims, p.Pod)
 	}
 	return victims, nil
+}
+
+// withNominated copies node and state for a simulation on node, with the
+// pods nominated there that pi must leave room for added to both.
+func withNominated(ctx context.Context, sim simulator, state *framework.CycleState, pi *framework.PodInfo, node *framework.NodeInfo,
+	nominated []*framework.PodInfo) (*framework.NodeInfo, *framework.CycleState, *framework.Status) {
+	n, st := node.Snapshot(), state.Clone()
+	for _, p := range nominated {
+		n.AddPod(p)
+		if s := sim.RunPreFilterExtensionAddPod(ctx, st, pi, p, n); !s.IsSuccess() {
+			return nil, nil, s
+		}
+	}
+	return n, st, nil
 }
 
 // moreImportant ranks pods as upstream: higher priority first, then the

@@ -469,13 +469,9 @@ func (s *Scheduler) filterNode(ctx context.Context, state *framework.CycleState,
 	if len(extra) == 0 {
 		return s.fwk.RunFilterPlugins(ctx, state, pi, node)
 	}
-	n := node.Snapshot()
-	st := state.Clone()
-	for _, p := range extra {
-		n.AddPod(p)
-		if r := s.fwk.RunPreFilterExtensionAddPod(ctx, st, pi, p, n); !r.IsSuccess() {
-			return r
-		}
+	n, st, r := withNominated(ctx, s.fwk, state, pi, node, extra)
+	if !r.IsSuccess() {
+		return r
 	}
 	return s.fwk.RunFilterPlugins(ctx, st, pi, n)
 }
