@@ -85,22 +85,15 @@ func (m *Manager) Forget(uid types.UID) {
 func (m *Manager) Send(ctx context.Context, uid types.UID) error {
 	m.mu.Lock()
 	e, ok := m.pods[uid]
-	if !ok || (e.sent != nil && apiequality.Semantic.DeepEqual(*e.sent, e.status)) {
-		m.mu.Unlock()
+	var j job
+	if ok {
+		j, ok = e.changed(uid)
+	}
+	m.mu.Unlock()
+	if !ok {
 		return nil
 	}
-	ns, name, status := e.namespace, e.name, *e.status.DeepCopy()
-	m.mu.Unlock()
-	err := m.patch(ctx, uid, ns, name, status)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return err
-	}
-	m.mu.Lock()
-	if e, ok := m.pods[uid]; ok {
-		e.sent = &status
-	}
-	m.mu.Unlock()
-	return nil
+	return m.send(ctx, j)
 }
 
 // Run sends changed statuses until ctx ends.
@@ -126,31 +119,16 @@ func (m *Manager) Run(ctx context.Context) {
 // (those are retried on the next call).
 func (m *Manager) SyncOnce(ctx context.Context) bool {
 	ok := true
-	type job struct {
-		uid    types.UID
-		ns, nm string
-		status v1.PodStatus
-	}
 	var jobs []job
 	m.mu.Lock()
 	for uid, e := range m.pods {
-		if e.sent == nil || !apiequality.Semantic.DeepEqual(*e.sent, e.status) {
-			jobs = append(jobs, job{uid, e.namespace, e.name, *e.status.DeepCopy()})
+		if j, changed := e.changed(uid); changed {
+			jobs = append(jobs, j)
 		}
 	}
 	m.mu.Unlock()
 	for _, j := range jobs {
-		err := m.patch(ctx, j.uid, j.ns, j.nm, j.status)
-		switch {
-		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
-			// NotFound/Conflict (UID mismatch): the pod is gone; nothing to retry.
-			m.mu.Lock()
-			if e, ok := m.pods[j.uid]; ok {
-				s := j.status
-				e.sent = &s
-			}
-			m.mu.Unlock()
-		default:
+		if err := m.send(ctx, j); err != nil {
 			slog.Warn("patch pod status", "pod", j.ns+"/"+j.nm, "err", err)
 			ok = false
 			select {
@@ -160,6 +138,37 @@ func (m *Manager) SyncOnce(ctx context.Context) bool {
 		}
 	}
 	return ok
+}
+
+// job is one status to send.
+type job struct {
+	uid    types.UID
+	ns, nm string
+	status v1.PodStatus
+}
+
+// changed is e's status to send, if it differs from what was sent; m.mu held.
+func (e *entry) changed(uid types.UID) (job, bool) {
+	if e.sent != nil && apiequality.Semantic.DeepEqual(*e.sent, e.status) {
+		return job{}, false
+	}
+	return job{uid, e.namespace, e.name, *e.status.DeepCopy()}, true
+}
+
+// send patches j's status and records it as sent, also when the pod is gone
+// (NotFound, or Conflict: a UID mismatch), which leaves nothing to retry.
+func (m *Manager) send(ctx context.Context, j job) error {
+	err := m.patch(ctx, j.uid, j.ns, j.nm, j.status)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	m.mu.Lock()
+	if e, ok := m.pods[j.uid]; ok {
+		s := j.status
+		e.sent = &s
+	}
+	m.mu.Unlock()
+	return nil
 }
 
 func (m *Manager) patch(ctx context.Context, uid types.UID, ns, name string, status v1.PodStatus) error {
