@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -78,14 +79,15 @@ func (o *Options) Run(_ context.Context, f cmdutil.Factory, args []string) error
 	var errs []error
 	if err != nil {
 		if apierrors.IsNotFound(err) && len(args) == 2 {
-			return o.byPrefix(f, ns, args[0], args[1], settings, err)
+			return o.byPrefix(f, ns, args[0], args[1], newDescribe(f, settings), err)
 		}
 		errs = append(errs, err)
 	}
+	describe := newDescribe(f, settings)
 	seen := map[string]bool{}
 	first := true
 	for _, info := range infos {
-		s, err := describe(f, info, settings)
+		s, err := describe(info)
 		if err != nil {
 			// The same failure for every object of a kind is said once.
 			if !seen[err.Error()] {
@@ -110,17 +112,32 @@ func (o *Options) Run(_ context.Context, f cmdutil.Factory, args []string) error
 	return utilerrors.NewAggregate(errs)
 }
 
-func describe(f cmdutil.Factory, info *resource.Info, settings kdescribe.DescriberSettings) (string, error) {
-	d, err := kdescribe.Describer(f, info.Mapping)
-	if err != nil {
-		return "", err
+// newDescribe returns a function that describes one object. kubectl's
+// Describer builds a client set and every kind's describer each time it is
+// asked, so each resource's describer (or its error) is built once and
+// reused for all its objects.
+func newDescribe(f cmdutil.Factory, settings kdescribe.DescriberSettings) func(*resource.Info) (string, error) {
+	type built struct {
+		d   kdescribe.ResourceDescriber
+		err error
 	}
-	return d.Describe(info.Namespace, info.Name, settings)
+	byResource := map[schema.GroupVersionResource]built{}
+	return func(info *resource.Info) (string, error) {
+		b, ok := byResource[info.Mapping.Resource]
+		if !ok {
+			b.d, b.err = kdescribe.Describer(f, info.Mapping)
+			byResource[info.Mapping.Resource] = b
+		}
+		if b.err != nil {
+			return "", b.err
+		}
+		return b.d.Describe(info.Namespace, info.Name, settings)
+	}
 }
 
 // byPrefix describes the objects of typ whose names start with prefix;
 // none gives back notFound.
-func (o *Options) byPrefix(f cmdutil.Factory, ns, typ, prefix string, settings kdescribe.DescriberSettings, notFound error) error {
+func (o *Options) byPrefix(f cmdutil.Factory, ns, typ, prefix string, describe func(*resource.Info) (string, error), notFound error) error {
 	infos, err := f.NewBuilder().
 		Unstructured().
 		NamespaceParam(ns).DefaultNamespace().
@@ -137,7 +154,7 @@ func (o *Options) byPrefix(f cmdutil.Factory, ns, typ, prefix string, settings k
 			continue
 		}
 		found = true
-		s, err := describe(f, info, settings)
+		s, err := describe(info)
 		if err != nil {
 			return err
 		}
