@@ -320,10 +320,18 @@ func (r storeReader) GetPriorityClass(ctx context.Context, name string) (*schedu
 	return pc, nil
 }
 
-// ListPriorityClasses implements priority.Classes.
+// ListPriorityClasses implements priority.Classes. Every pod created
+// without a class reads them all (for the global default), so the cached
+// classes are shared, not deep-copied: the plugin only reads them.
 func (r storeReader) ListPriorityClasses(ctx context.Context) ([]schedulingv1.PriorityClass, error) {
-	if items, ok := cachedItems[schedulingv1.PriorityClass](r, priorityClassesGR, ""); ok {
-		return items, nil
+	if c, ok := r.caches[priorityClassesGR]; ok {
+		if objs, ok := c.peekList(""); ok {
+			items := make([]schedulingv1.PriorityClass, 0, len(objs))
+			for _, o := range objs {
+				items = append(items, *o.(*schedulingv1.PriorityClass))
+			}
+			return items, nil
+		}
 	}
 	list, ok, err := r.list(ctx, priorityClassesGR, "")
 	if err != nil || !ok {

@@ -243,13 +243,23 @@ func (c *objectCache) peek(ns, name string) (runtime.Object, bool) {
 // list returns copies of the namespace's cached objects; synced is false when
 // the cache cannot answer yet.
 func (c *objectCache) list(ns string) (objs []runtime.Object, synced bool) {
+	objs, synced = c.peekList(ns)
+	for i, obj := range objs {
+		objs[i] = obj.DeepCopyObject()
+	}
+	return objs, synced
+}
+
+// peekList is list without the copies, for readers that only look (see
+// peek).
+func (c *objectCache) peekList(ns string) (objs []runtime.Object, synced bool) {
 	if !c.current() {
 		return nil, false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, obj := range c.objs[ns] {
-		objs = append(objs, obj.DeepCopyObject())
+		objs = append(objs, obj)
 	}
 	return objs, true
 }

@@ -18,7 +18,8 @@ import (
 )
 
 // Classes reads priority classes. GetPriorityClass answers a NotFound API
-// error for a missing class.
+// error for a missing class. The classes may be shared with a cache: do not
+// modify them.
 type Classes interface {
 	GetPriorityClass(ctx context.Context, name string) (*schedulingv1.PriorityClass, error)
 	ListPriorityClasses(ctx context.Context) ([]schedulingv1.PriorityClass, error)
