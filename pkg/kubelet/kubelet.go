@@ -148,9 +148,6 @@ type podState struct {
 	termMessages map[string]string
 	// pullErrs: the last failed pull of each image, by image.
 	pullErrs map[string]string
-	// stopped: the pod is being deleted and its containers are stopped for
-	// good; its phase is terminal whatever its restart policy.
-	stopped bool
 	// removed is the pod as last seen once it is gone from the API (a forced
 	// delete): its containers are still stopped as its spec says.
 	removed *v1.Pod

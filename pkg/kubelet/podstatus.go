@@ -63,7 +63,10 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	for i := range pod.Spec.Containers {
 		s.ContainerStatuses = append(s.ContainerStatuses, kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting))
 	}
-	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, st.stopped)
+	// A deleted pod's status is computed only once its containers are
+	// stopped for good (terminatePod): its phase is terminal whatever its
+	// restart policy.
+	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, pod.DeletionTimestamp != nil)
 	if f := st.failure; f != nil {
 		s.Phase, s.Reason, s.Message = v1.PodFailed, f.reason, f.message
 	}

@@ -19,9 +19,6 @@ const (
 // states, before its final delete: controllers that act on a terminal phase
 // (a Job's podFailurePolicy or podReplacementPolicy: Failed) see one.
 func (kl *Kubelet) reportTerminalStatus(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) error {
-	kl.mu.Lock()
-	st.stopped = true
-	kl.mu.Unlock()
 	kl.statuses.SetPodStatus(pod, kl.terminalStatus(pod, rp, st))
 	if err := kl.statuses.Send(ctx, pod.UID); err != nil {
 		return fmt.Errorf("report the terminal status: %w", err)
