@@ -81,15 +81,14 @@ func buildConstraints(pod *v1.Pod, want v1.UnsatisfiableConstraintAction) ([]con
 // counts returns, per constraint, matching pods per domain over the nodes
 // that pass the pod's node affinity and carry every constraint's key
 // (upstream's default node inclusion policy).
-func counts(pod *v1.Pod, cs []constraint, nodes []*framework.NodeInfo) []map[string]int64 {
+func counts(pod *v1.Pod, cs []constraint, req nodeaffinity.RequiredNodeAffinity, nodes []*framework.NodeInfo) []map[string]int64 {
 	out := make([]map[string]int64, len(cs))
 	for i := range out {
 		out[i] = map[string]int64{}
 	}
-	req := nodeaffinity.GetRequiredNodeAffinity(pod)
 	for _, ni := range nodes {
 		node := ni.Node()
-		if ok, _ := req.Match(node); !ok || !hasAllKeys(node.Labels, cs) {
+		if !included(req, node, cs) {
 			continue
 		}
 		for i := range cs {
@@ -97,7 +96,7 @@ func counts(pod *v1.Pod, cs []constraint, nodes []*framework.NodeInfo) []map[str
 			v := node.Labels[c.topologyKey]
 			n := int64(0)
 			for _, p := range ni.Pods {
-				if p.Pod.Namespace == pod.Namespace && p.Pod.DeletionTimestamp == nil && c.selector.Matches(labels.Set(p.Pod.Labels)) {
+				if countable(pod, p.Pod) && c.selector.Matches(labels.Set(p.Pod.Labels)) {
 					n++
 				}
 			}
@@ -105,6 +104,21 @@ func counts(pod *v1.Pod, cs []constraint, nodes []*framework.NodeInfo) []map[str
 		}
 	}
 	return out
+}
+
+// included reports whether node's pods count: it passes the pod's node
+// affinity and carries every constraint's key.
+func included(req nodeaffinity.RequiredNodeAffinity, node *v1.Node, cs []constraint) bool {
+	if ok, _ := req.Match(node); !ok {
+		return false
+	}
+	return hasAllKeys(node.Labels, cs)
+}
+
+// countable reports whether other may count for pod's constraints (whose
+// selectors then decide).
+func countable(pod, other *v1.Pod) bool {
+	return other.Namespace == pod.Namespace && other.DeletionTimestamp == nil
 }
 
 func hasAllKeys(nodeLabels map[string]string, cs []constraint) bool {
@@ -118,8 +132,11 @@ func hasAllKeys(nodeLabels map[string]string, cs []constraint) bool {
 
 type preFilterState struct {
 	constraints []constraint
-	counts      []map[string]int64
-	minMatch    []int64
+	// req is the pod's required node affinity, which decides the nodes
+	// whose pods count.
+	req      nodeaffinity.RequiredNodeAffinity
+	counts   []map[string]int64
+	minMatch []int64
 }
 
 const preFilterKey framework.StateKey = Name + "/filter"
@@ -133,7 +150,8 @@ func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *
 	if len(cs) == 0 {
 		return framework.NewStatus(framework.Skip)
 	}
-	s := &preFilterState{constraints: cs, counts: counts(pod.Pod, cs, p.h.SnapshotLister().List())}
+	req := nodeaffinity.GetRequiredNodeAffinity(pod.Pod)
+	s := &preFilterState{constraints: cs, req: req, counts: counts(pod.Pod, cs, req, p.h.SnapshotLister().List())}
 	s.minMatch = make([]int64, len(cs))
 	s.updateMin()
 	state.Write(preFilterKey, s)
@@ -156,7 +174,7 @@ func (s *preFilterState) updateMin() {
 
 // Clone implements framework.StateCloner.
 func (s *preFilterState) Clone() framework.StateData {
-	c := &preFilterState{constraints: s.constraints, counts: make([]map[string]int64, len(s.counts)), minMatch: append([]int64(nil), s.minMatch...)}
+	c := &preFilterState{constraints: s.constraints, req: s.req, counts: make([]map[string]int64, len(s.counts)), minMatch: append([]int64(nil), s.minMatch...)}
 	for i, m := range s.counts {
 		cm := make(map[string]int64, len(m))
 		for v, n := range m {
@@ -185,10 +203,7 @@ func updateWithPod(state *framework.CycleState, pod, other *framework.PodInfo, n
 		return framework.NewStatus(framework.Error, "PodTopologySpread: PreFilter state missing")
 	}
 	nd := node.Node()
-	if other.Pod.Namespace != pod.Pod.Namespace || other.Pod.DeletionTimestamp != nil || !hasAllKeys(nd.Labels, s.constraints) {
-		return nil
-	}
-	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod.Pod).Match(nd); !ok {
+	if !countable(pod.Pod, other.Pod) || !included(s.req, nd, s.constraints) {
 		return nil
 	}
 	for i := range s.constraints {
@@ -238,7 +253,7 @@ func (p *Plugin) PreScore(_ context.Context, state *framework.CycleState, pod *f
 	if len(cs) == 0 {
 		return framework.NewStatus(framework.Skip)
 	}
-	s := &preScoreState{constraints: cs, counts: counts(pod.Pod, cs, p.h.SnapshotLister().List())}
+	s := &preScoreState{constraints: cs, counts: counts(pod.Pod, cs, nodeaffinity.GetRequiredNodeAffinity(pod.Pod), p.h.SnapshotLister().List())}
 	for i := range cs {
 		// More domains weigh more, as upstream: log(domains + 2).
 		s.weights = append(s.weights, math.Log(float64(len(s.counts[i])+2)))
