@@ -238,10 +238,10 @@ func (o *Options) parallel(ctx context.Context, refs []corev1.ObjectReference, r
 	return <-errs
 }
 
-// consume copies one stream line by line. With --ignore-errors a failed
-// stream is reported and the others go on.
+// consume copies one stream. With --ignore-errors a failed stream is
+// reported and the others go on.
 func (o *Options) consume(ctx context.Context, req rest.ResponseWrapper, out, errOut io.Writer) error {
-	err := copyLines(ctx, req, out)
+	err := copyStream(ctx, req, out)
 	if err != nil && ctx.Err() != nil {
 		return nil
 	}
@@ -252,13 +252,24 @@ func (o *Options) consume(ctx context.Context, req rest.ResponseWrapper, out, er
 	return err
 }
 
-func copyLines(ctx context.Context, req rest.ResponseWrapper, out io.Writer) error {
+// copyStream copies one stream to out. A writer that prefixes lines or is
+// shared by concurrent streams gets whole lines, one Write each; any other
+// gets the stream as it comes, without splitting it into lines.
+func copyStream(ctx context.Context, req rest.ResponseWrapper, out io.Writer) error {
 	rc, err := req.Stream(ctx)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	r := bufio.NewReader(rc)
+	switch out.(type) {
+	case *prefixWriter, *lockedWriter:
+		return copyLines(bufio.NewReader(rc), out)
+	}
+	_, err = io.Copy(out, rc)
+	return err
+}
+
+func copyLines(r *bufio.Reader, out io.Writer) error {
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
@@ -356,9 +367,11 @@ func ordered(requests map[corev1.ObjectReference]rest.ResponseWrapper, obj runti
 	return refs
 }
 
+// prefixWriter serves one stream: its buffer is reused for every line.
 type prefixWriter struct {
 	prefix []byte
 	w      io.Writer
+	buf    []byte
 }
 
 // Write writes the prefix and one line in a single call, so concurrent
@@ -367,7 +380,8 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, err := p.w.Write(append(append([]byte{}, p.prefix...), b...))
+	p.buf = append(append(p.buf[:0], p.prefix...), b...)
+	n, err := p.w.Write(p.buf)
 	n -= len(p.prefix)
 	if n < 0 {
 		n = 0
