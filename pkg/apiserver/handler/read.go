@@ -2,10 +2,11 @@ package handler
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -87,16 +88,18 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	}
 	match := q.Get("resourceVersionMatch")
 	p.opts.Exact = match == "Exact"
-	if p.watch {
-		errs = append(errs, validateWatchMatch(q, match, p.opts.Continue)...)
-		if p.sendInitialEvents && !p.opts.AllowWatchBookmarks {
-			errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is only supported on watch requests with allowWatchBookmarks=true"))
-		}
-	} else {
-		errs = append(errs, validateListMatch(match, p.opts.ResourceVersion, p.opts.Continue)...)
-		if q.Has("sendInitialEvents") {
-			errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for list"))
-		}
+	// resourceVersionMatch and sendInitialEvents are checked by upstream's
+	// own rules (kube-lite serves watch lists).
+	lo := &metainternalversion.ListOptions{
+		Watch: p.watch, ResourceVersion: p.opts.ResourceVersion, Continue: p.opts.Continue,
+		ResourceVersionMatch: metav1.ResourceVersionMatch(match),
+	}
+	if q.Has("sendInitialEvents") {
+		lo.SendInitialEvents = &p.sendInitialEvents
+	}
+	errs = append(errs, metainternalversionvalidation.ValidateListOptions(lo, true)...)
+	if p.watch && p.sendInitialEvents && !p.opts.AllowWatchBookmarks {
+		errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is only supported on watch requests with allowWatchBookmarks=true"))
 	}
 	if len(errs) > 0 {
 		return p, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
@@ -109,54 +112,6 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 }
 
 func isTrue(s string) bool { return s == "1" || s == "true" }
-
-// validateListMatch checks resourceVersionMatch on a list, as upstream.
-func validateListMatch(match, rv, cont string) field.ErrorList {
-	if match == "" {
-		return nil
-	}
-	var errs field.ErrorList
-	path := field.NewPath("resourceVersionMatch")
-	if rv == "" {
-		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden unless resourceVersion is provided"))
-	}
-	if cont != "" {
-		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden when continue is provided"))
-	}
-	switch match {
-	case "Exact":
-		if rv == "0" {
-			errs = append(errs, field.Forbidden(path, `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`))
-		}
-	case "NotOlderThan":
-	default:
-		errs = append(errs, field.NotSupported(path, match, []string{"Exact", "NotOlderThan", ""}))
-	}
-	return errs
-}
-
-// validateWatchMatch checks resourceVersionMatch and sendInitialEvents on a
-// watch, as upstream: the two go together, and only NotOlderThan.
-func validateWatchMatch(q url.Values, match, cont string) field.ErrorList {
-	var errs field.ErrorList
-	path := field.NewPath("resourceVersionMatch")
-	if q.Has("sendInitialEvents") && match != "NotOlderThan" {
-		errs = append(errs, field.Forbidden(path, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
-	}
-	if match == "" {
-		return errs
-	}
-	if !q.Has("sendInitialEvents") {
-		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
-	}
-	if match != "NotOlderThan" {
-		errs = append(errs, field.NotSupported(path, match, []string{"NotOlderThan"}))
-	}
-	if cont != "" {
-		errs = append(errs, field.Forbidden(path, "resourceVersionMatch is forbidden when continue is provided"))
-	}
-	return errs
-}
 
 // selectableFields are the field labels a field selector may name.
 func (s *Store) selectableFields() fields.Set {
