@@ -180,46 +180,43 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 
 	sandbox := rp.readySandbox()
 	if sandbox == nil {
-		if !kl.canStartSandbox(pod, rp) {
-			// Not to run again, yet what still runs in the dead sandbox is
-			// stopped all the same, as upstream: the pod ends as it exits.
-			if err := kl.stopDeadSandbox(ctx, pod, rp); err != nil {
-				if ctx.Err() != nil {
-					return 0
+		canStart := kl.canStartSandbox(pod, rp)
+		key := string(pod.UID) + "/sandbox"
+		var inBackOff bool
+		var left time.Duration
+		if canStart {
+			if !pod.Spec.HostNetwork {
+				if ok, msg := kl.networkReady(); !ok {
+					slog.Debug("pod waits for the network", "pod", podKey(pod), "reason", msg)
+					publish(rp)
+					return time.Second
 				}
-				slog.Warn("stop a dead sandbox", "pod", podKey(pod), "err", err)
-				publish(rp)
-				return time.Second
 			}
+			inBackOff, left = kl.crashBackoff.InBackOffSinceUpdate(key)
+			if len(rp.Sandboxes) > 0 && !inBackOff {
+				// Said before the kills it causes, as upstream.
+				kl.recorder.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+			}
+		}
+		// Containers of a dead sandbox lost their network: as upstream they
+		// are stopped, to start over in a new sandbox, or, for a pod not to
+		// run again, so that it ends as they exit. No new sandbox while the
+		// old one's containers run.
+		if err := kl.stopDeadSandbox(ctx, pod, rp); err != nil {
+			if ctx.Err() != nil {
+				return 0 // interrupted: the pod is being deleted
+			}
+			slog.Warn("stop a dead sandbox", "pod", podKey(pod), "err", err)
+			publish(rp)
+			return time.Second
+		}
+		if !canStart {
 			if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
 				rp = fresh
 			}
 			s := publish(rp)
 			kl.finishIfTerminal(ctx, st, pod, s, rp)
 			return 0
-		}
-		if !pod.Spec.HostNetwork {
-			if ok, msg := kl.networkReady(); !ok {
-				slog.Debug("pod waits for the network", "pod", podKey(pod), "reason", msg)
-				publish(rp)
-				return time.Second
-			}
-		}
-		key := string(pod.UID) + "/sandbox"
-		inBackOff, left := kl.crashBackoff.InBackOffSinceUpdate(key)
-		if len(rp.Sandboxes) > 0 && !inBackOff {
-			// Said before the kills it causes, as upstream.
-			kl.recorder.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
-		}
-		// Containers of a dead sandbox lost their network: they start over.
-		if err := kl.stopDeadSandbox(ctx, pod, rp); err != nil {
-			if ctx.Err() != nil {
-				return 0 // interrupted: the pod is being deleted
-			}
-			// As upstream, no new sandbox while the old one's containers run.
-			slog.Warn("stop a dead sandbox", "pod", podKey(pod), "err", err)
-			publish(rp)
-			return time.Second
 		}
 		// As upstream, the new sandbox starts the pod over from its first
 		// init container (what they set up may be gone with the old one):
