@@ -2,17 +2,17 @@ package controllerutil
 
 import "sync"
 
-// Parallel runs call n times at once and waits for all of them; it returns
-// how many failed and the first error received, so that callers can stop
-// expecting the objects that will never show up.
-func Parallel(n int, call func() error) (failed int, first error) {
+// Parallel runs call(0) to call(n-1) at once and waits for all of them; it
+// returns how many failed and the first error received, so that callers can
+// stop expecting the objects that will never show up.
+func Parallel(n int, call func(i int) error) (failed int, first error) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	for range n {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := call(); err != nil {
+			if err := call(i); err != nil {
 				errs <- err
 			}
 		}()

@@ -84,7 +84,7 @@ func TestParallel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
-			failed, first := Parallel(tt.n, func() error {
+			failed, first := Parallel(tt.n, func(int) error {
 				if int(calls.Add(1)) <= tt.failing {
 					return boom
 				}

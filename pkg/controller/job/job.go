@@ -646,23 +646,18 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 		return -n, c.deletePods(ctx, job, key, victims, false)
 	case diff < 0:
 		n := max(-diff-holding, 0)
-		var next chan int
 		if todo != nil {
 			n = min(n, len(todo))
-			next = make(chan int, n)
-			for _, i := range todo[:n] {
-				next <- i
-			}
 		}
 		if n == 0 {
 			return 0, nil
 		}
 		c.expectations.Expect(key, n, 0)
 		var mu sync.Mutex
-		failed, first := controllerutil.Parallel(n, func() error {
+		failed, first := controllerutil.Parallel(n, func(i int) error {
 			index := -1
-			if next != nil {
-				index = <-next
+			if todo != nil {
+				index = todo[i]
 			}
 			err := c.createPod(ctx, job, index, replaced)
 			if err != nil {

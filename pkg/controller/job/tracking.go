@@ -115,12 +115,7 @@ func (r *finalizerRemovals) forget(key string) {
 // says whether pods[i] no longer has it.
 func (c *Controller) releasePods(ctx context.Context, key string, pods []*corev1.Pod) (ok []bool, err error) {
 	ok = make([]bool, len(pods))
-	next := make(chan int, len(pods))
-	for i := range pods {
-		next <- i
-	}
-	_, err = controllerutil.Parallel(len(pods), func() error {
-		i := <-next
+	_, err = controllerutil.Parallel(len(pods), func(i int) error {
 		c.removals.expect(key, pods[i].UID)
 		_, err := c.client.CoreV1().Pods(pods[i].Namespace).Patch(ctx, pods[i].Name, types.StrategicMergePatchType, []byte(removeTrackingPatch), metav1.PatchOptions{})
 		if err != nil {

@@ -290,7 +290,7 @@ func slowStart(n int, call func() error) (int, error) {
 	done := 0
 	for batch := 1; done < n; batch *= 2 {
 		batch = min(batch, n-done)
-		failed, first := controllerutil.Parallel(batch, call)
+		failed, first := controllerutil.Parallel(batch, func(int) error { return call() })
 		done += batch - failed
 		if first != nil {
 			return done, first
