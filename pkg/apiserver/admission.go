@@ -122,20 +122,34 @@ type namespaceGetter struct {
 }
 
 func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	if g.cache != nil {
-		if obj, ok := g.cache.peek("", name); ok {
-			return obj.(*corev1.Namespace), nil
-		}
-	}
-	st, ok := g.s.storeFor(namespacesGR)
-	if !ok {
+	ns, served, err := peekOrGet[corev1.Namespace](ctx, g.s, g.cache, namespacesGR, "", name)
+	if !served {
 		return &corev1.Namespace{}, nil
 	}
-	ns := &corev1.Namespace{}
-	if err := st.Storage.Get(ctx, st.Key("", name), ns); err != nil {
-		return nil, handler.StorageError(err, schema.GroupResource{Resource: "namespaces"}, name)
+	return ns, err
+}
+
+// peekOrGet reads gr's object namespace/name from its admission cache c
+// (shared, not copied: the caller only reads it) or, when c is nil or has
+// not seen it, from storage. served is false when gr is not served.
+func peekOrGet[T any, P interface {
+	*T
+	runtime.Object
+}](ctx context.Context, s *Server, c *objectCache, gr schema.GroupResource, namespace, name string) (obj P, served bool, err error) {
+	if c != nil {
+		if cached, ok := c.peek(namespace, name); ok {
+			return cached.(P), true, nil
+		}
 	}
-	return ns, nil
+	st, ok := s.storeFor(gr)
+	if !ok {
+		return nil, false, nil
+	}
+	obj = new(T)
+	if err := st.Storage.Get(ctx, st.Key(namespace, name), obj); err != nil {
+		return nil, true, handler.StorageError(err, gr, name)
+	}
+	return obj, true, nil
 }
 
 // storeReader adapts the server's stores to the plugins' reader interfaces.
@@ -304,20 +318,11 @@ var priorityClassesGR = schema.GroupResource{Group: schedulingv1.GroupName, Reso
 // GetPriorityClass implements priority.Classes: from the cache, and from
 // storage on a miss, so that a class created a moment ago is found.
 func (r storeReader) GetPriorityClass(ctx context.Context, name string) (*schedulingv1.PriorityClass, error) {
-	if c, ok := r.caches[priorityClassesGR]; ok {
-		if obj, ok := c.peek("", name); ok {
-			return obj.(*schedulingv1.PriorityClass), nil
-		}
-	}
-	st, ok := r.s.storeFor(priorityClassesGR)
-	if !ok {
+	pc, served, err := peekOrGet[schedulingv1.PriorityClass](ctx, r.s, r.caches[priorityClassesGR], priorityClassesGR, "", name)
+	if !served {
 		return nil, handler.StorageError(storage.ErrKeyNotFound, priorityClassesGR, name)
 	}
-	pc := &schedulingv1.PriorityClass{}
-	if err := st.Storage.Get(ctx, st.Key("", name), pc); err != nil {
-		return nil, handler.StorageError(err, priorityClassesGR, name)
-	}
-	return pc, nil
+	return pc, err
 }
 
 // ListPriorityClasses implements priority.Classes. Every pod created
