@@ -22,14 +22,17 @@ type Framework struct {
 	parallelism int
 	lister      NodeInfoLister
 
-	preFilter  []PreFilterPlugin
-	filter     []FilterPlugin
-	postFilter []PostFilterPlugin
-	preScore   []PreScorePlugin
-	score      []ScorePlugin
-	weights    []int64
-	reserve    []ReservePlugin
-	bind       []BindPlugin
+	preFilter []PreFilterPlugin
+	// preFilterExt are the PreFilter plugins with PreFilterExtensions, with
+	// the skip bit of their Filter (0 when they have none).
+	preFilterExt []preFilterExt
+	filter       []FilterPlugin
+	postFilter   []PostFilterPlugin
+	preScore     []PreScorePlugin
+	score        []ScorePlugin
+	weights      []int64
+	reserve      []ReservePlugin
+	bind         []BindPlugin
 
 	// filterIdx and scoreIdx map a plugin's PreFilter/PreScore to the bit of
 	// its Filter/Score in the CycleState skip sets.
@@ -59,6 +62,15 @@ func New(profile string, plugins []PluginConfig, lister NodeInfoLister, parallel
 		if pl, ok := p.(FilterPlugin); ok {
 			f.filterIdx[p.Name()] = len(f.filter)
 			f.filter = append(f.filter, pl)
+		}
+		if ext, ok := p.(PreFilterExtensions); ok {
+			if _, ok := p.(PreFilterPlugin); ok {
+				e := preFilterExt{name: p.Name(), ext: ext}
+				if i, ok := f.filterIdx[p.Name()]; ok {
+					e.skipBit = 1 << i
+				}
+				f.preFilterExt = append(f.preFilterExt, e)
+			}
 		}
 		if pl, ok := p.(PostFilterPlugin); ok {
 			f.postFilter = append(f.postFilter, pl)
@@ -127,17 +139,19 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *C
 	return f.runPreFilterExtension(state, func(ext PreFilterExtensions) *Status { return ext.RemovePod(ctx, state, pod, remove, node) })
 }
 
+type preFilterExt struct {
+	name    string
+	ext     PreFilterExtensions
+	skipBit uint64
+}
+
 func (f *Framework) runPreFilterExtension(state *CycleState, run func(PreFilterExtensions) *Status) *Status {
-	for _, pl := range f.preFilter {
-		ext, ok := pl.(PreFilterExtensions)
-		if !ok {
+	for _, e := range f.preFilterExt {
+		if state.skipFilter&e.skipBit != 0 {
 			continue
 		}
-		if i, ok := f.filterIdx[pl.Name()]; ok && state.skipFilter&(1<<i) != 0 {
-			continue
-		}
-		if st := run(ext); !st.IsSuccess() {
-			return st.WithPlugin(pl.Name())
+		if st := run(e.ext); !st.IsSuccess() {
+			return st.WithPlugin(e.name)
 		}
 	}
 	return nil
