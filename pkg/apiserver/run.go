@@ -175,22 +175,19 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	}
 	sas, _ := s.Store(schema.GroupResource{Resource: "serviceaccounts"})
 	for _, name := range systemNamespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(s.clock.Now())}}
-		if err := createIfAbsent(ctx, st, "", name, ns); err != nil {
+		if err := s.createIfAbsent(ctx, st, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			return err
 		}
 		if sas == nil {
 			continue
 		}
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(s.clock.Now())}}
-		if err := createIfAbsent(ctx, sas, name, "default", sa); err != nil {
+		if err := s.createIfAbsent(ctx, sas, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}); err != nil {
 			return err
 		}
 	}
 	if pcs, ok := s.Store(priorityClassesGR); ok {
 		for _, pc := range priorityclass.SystemClasses() {
-			pc.UID, pc.CreationTimestamp = uuid.NewUUID(), metav1.NewTime(s.clock.Now())
-			if err := createIfAbsent(ctx, pcs, "", pc.Name, pc); err != nil {
+			if err := s.createIfAbsent(ctx, pcs, pc); err != nil {
 				return err
 			}
 		}
@@ -198,10 +195,17 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	return s.startSecurity(ctx)
 }
 
-// createIfAbsent stores obj with the resource's defaults unless it exists.
-func createIfAbsent(ctx context.Context, st *handler.Store, namespace, name string, obj runtime.Object) error {
+// createIfAbsent stores obj, given a UID, a creation time and the
+// resource's defaults, unless it exists.
+func (s *Server) createIfAbsent(ctx context.Context, st *handler.Store, obj interface {
+	runtime.Object
+	metav1.Object
+}) error {
+	obj.SetUID(uuid.NewUUID())
+	obj.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
 	st.Strategy.Default(obj)
 	st.Strategy.PrepareForCreate(ctx, obj)
+	namespace, name := obj.GetNamespace(), obj.GetName()
 	err := st.Storage.Create(ctx, st.Key(namespace, name), obj, st.New())
 	if err != nil && !errors.Is(err, storage.ErrKeyExists) {
 		return fmt.Errorf("create %s %s/%s: %w", st.Name, namespace, name, err)
