@@ -240,6 +240,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 			rejectors = sets.New(st.Plugin())
 		}
 		qp.UnschedulablePlugins = rejectors
+		var nominated *string
 		if node, ok := state.Read(nominatedKey).(string); ok {
 			// The queue keeps this copy: the next attempt must know of the
 			// nomination even if the informer has not brought it back yet.
@@ -249,10 +250,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 			pi.Pod = p
 			qp.PodInfo = &pi
 			s.nominator.set(p)
-			s.handleFailure(ctx, qp, cycle, st, msg, start, &node)
-			return true
+			nominated = &node
 		}
-		s.handleFailure(ctx, qp, cycle, st, msg, start, nil)
+		s.handleFailure(ctx, qp, cycle, st, msg, start, nominated)
 		return true
 	}
 
