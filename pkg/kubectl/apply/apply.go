@@ -299,11 +299,11 @@ func (o *Options) helperFor(info *resource.Info, dry dryRun) *resource.Helper {
 
 func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
 	if o.SaveConfig {
-		modified, err := ModifiedConfiguration(info.Object)
+		_, lastApplied, err := modifiedConfiguration(info.Object)
 		if err != nil {
 			return "", err
 		}
-		if err := setAnnotation(info.Object, string(modified)); err != nil {
+		if err := setAnnotation(info.Object, lastApplied); err != nil {
 			return "", err
 		}
 	}
@@ -318,14 +318,14 @@ func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
 }
 
 func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun) (string, error) {
-	modified, err := ModifiedConfiguration(info.Object)
+	modified, lastApplied, err := modifiedConfiguration(info.Object)
 	if err != nil {
 		return "", err
 	}
 	h := o.helperFor(info, dry)
 	current, err := h.Get(info.Namespace, info.Name)
 	if apierrors.IsNotFound(err) {
-		if err := setAnnotation(info.Object, string(modified)); err != nil {
+		if err := setAnnotation(info.Object, lastApplied); err != nil {
 			return "", err
 		}
 		if dry == dryRunClient {
@@ -382,9 +382,16 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun)
 // ModifiedConfiguration is the object as the user wrote it, carrying the
 // annotation that records exactly that (minus the annotation itself).
 func ModifiedConfiguration(obj runtime.Object) ([]byte, error) {
+	modified, _, err := modifiedConfiguration(obj)
+	return modified, err
+}
+
+// modifiedConfiguration is ModifiedConfiguration and the annotation's
+// value in it, so that it need not be read back out of the JSON.
+func modifiedConfiguration(obj runtime.Object) ([]byte, string, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return nil, fmt.Errorf("expected an unstructured object, got %T", obj)
+		return nil, "", fmt.Errorf("expected an unstructured object, got %T", obj)
 	}
 	c := u.DeepCopy()
 	annots := c.GetAnnotations()
@@ -398,18 +405,18 @@ func ModifiedConfiguration(obj runtime.Object) ([]byte, error) {
 	c.SetAnnotations(annots)
 	original, err := json.Marshal(c.Object)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	annots[LastAppliedAnnotation] = string(original) + "\n"
+	lastApplied := string(original) + "\n"
+	annots[LastAppliedAnnotation] = lastApplied
 	c.SetAnnotations(annots)
-	return json.Marshal(c.Object)
+	modified, err := json.Marshal(c.Object)
+	return modified, lastApplied, err
 }
 
-func setAnnotation(obj runtime.Object, modified string) error {
-	var withAnnot map[string]interface{}
-	if err := json.Unmarshal([]byte(modified), &withAnnot); err != nil {
-		return err
-	}
+// setAnnotation records lastApplied, a value from modifiedConfiguration,
+// in obj's last-applied annotation.
+func setAnnotation(obj runtime.Object, lastApplied string) error {
 	a, err := meta.Accessor(obj)
 	if err != nil {
 		return err
@@ -418,8 +425,7 @@ func setAnnotation(obj runtime.Object, modified string) error {
 	if annots == nil {
 		annots = map[string]string{}
 	}
-	u := unstructured.Unstructured{Object: withAnnot}
-	annots[LastAppliedAnnotation] = u.GetAnnotations()[LastAppliedAnnotation]
+	annots[LastAppliedAnnotation] = lastApplied
 	a.SetAnnotations(annots)
 	return nil
 }
