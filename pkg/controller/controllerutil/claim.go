@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +22,10 @@ type Patcher[T metav1.Object] func(ctx context.Context, namespace, name string, 
 // upstream's ControllerRefManager does. canAdopt is asked (at most once)
 // before the first adoption; it should re-read the owner from the server and
 // fail if it is being deleted, so a stale cache never adopts into a dying owner.
-func Claim[T metav1.Object](ctx context.Context, owner metav1.Object, ownerRef metav1.OwnerReference,
+// A finalizer other than "" goes in the same write as the owner reference: an
+// adopted object gets it, a released one loses it (the Job controller's
+// tracking finalizer, as upstream's Job adopts and releases pods).
+func Claim[T metav1.Object](ctx context.Context, owner metav1.Object, ownerRef metav1.OwnerReference, finalizer string,
 	sel labels.Selector, objs []T, patch Patcher[T], canAdopt func(ctx context.Context) error) ([]T, error) {
 	var owned []T
 	var errs []error
@@ -35,7 +39,7 @@ func Claim[T metav1.Object](ctx context.Context, owner metav1.Object, ownerRef m
 				owned = append(owned, o)
 				continue
 			}
-			if _, err := release(ctx, o, owner.GetUID(), patch); err != nil {
+			if _, err := release(ctx, o, owner.GetUID(), finalizer, patch); err != nil {
 				errs = append(errs, err)
 			}
 		case ref != nil:
@@ -47,7 +51,7 @@ func Claim[T metav1.Object](ctx context.Context, owner metav1.Object, ownerRef m
 				}
 				adoptChecked = true
 			}
-			adopted, err := adopt(ctx, o, ownerRef, patch)
+			adopted, err := adopt(ctx, o, ownerRef, finalizer, patch)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -69,17 +73,20 @@ type patchMeta struct {
 	OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
 	ResourceVersion string                  `json:"resourceVersion,omitempty"`
 	UID             types.UID               `json:"uid,omitempty"`
+	// Finalizers is the whole new list, sent only when it changes.
+	Finalizers *[]string `json:"finalizers,omitempty"`
 }
 
 // adopt and release send a JSON merge patch of the whole ownerReferences list
 // with the resourceVersion, so a concurrent change of the list conflicts
-// instead of being overwritten.
-func adopt[T metav1.Object](ctx context.Context, o T, ref metav1.OwnerReference, patch Patcher[T]) (T, error) {
+// instead of being overwritten; so does the finalizer list, when the
+// finalizer changes it.
+func adopt[T metav1.Object](ctx context.Context, o T, ref metav1.OwnerReference, finalizer string, patch Patcher[T]) (T, error) {
 	refs := append(append([]metav1.OwnerReference{}, o.GetOwnerReferences()...), ref)
-	return sendOwnerPatch(ctx, o, refs, patch)
+	return sendOwnerPatch(ctx, o, refs, finalizers(o, finalizer, true), patch)
 }
 
-func release[T metav1.Object](ctx context.Context, o T, uid types.UID, patch Patcher[T]) (T, error) {
+func release[T metav1.Object](ctx context.Context, o T, uid types.UID, finalizer string, patch Patcher[T]) (T, error) {
 	var refs []metav1.OwnerReference
 	for _, r := range o.GetOwnerReferences() {
 		if r.UID != uid {
@@ -89,11 +96,31 @@ func release[T metav1.Object](ctx context.Context, o T, uid types.UID, patch Pat
 	if refs == nil {
 		refs = []metav1.OwnerReference{}
 	}
-	return sendOwnerPatch(ctx, o, refs, patch)
+	return sendOwnerPatch(ctx, o, refs, finalizers(o, finalizer, false), patch)
 }
 
-func sendOwnerPatch[T metav1.Object](ctx context.Context, o T, refs []metav1.OwnerReference, patch Patcher[T]) (T, error) {
-	b, err := json.Marshal(metaPatch{Metadata: patchMeta{OwnerReferences: refs, ResourceVersion: o.GetResourceVersion(), UID: o.GetUID()}})
+// finalizers is o's finalizer list with finalizer last (add) or without
+// it, or nil when that changes nothing.
+func finalizers(o metav1.Object, finalizer string, add bool) *[]string {
+	if finalizer == "" {
+		return nil
+	}
+	cur := o.GetFinalizers()
+	fs := slices.DeleteFunc(slices.Clone(cur), func(f string) bool { return f == finalizer })
+	if add {
+		fs = append(fs, finalizer)
+	}
+	if slices.Equal(fs, cur) {
+		return nil
+	}
+	if fs == nil {
+		fs = []string{}
+	}
+	return &fs
+}
+
+func sendOwnerPatch[T metav1.Object](ctx context.Context, o T, refs []metav1.OwnerReference, fs *[]string, patch Patcher[T]) (T, error) {
+	b, err := json.Marshal(metaPatch{Metadata: patchMeta{OwnerReferences: refs, ResourceVersion: o.GetResourceVersion(), UID: o.GetUID(), Finalizers: fs}})
 	if err != nil {
 		return o, fmt.Errorf("encode owner patch: %w", err)
 	}

@@ -202,7 +202,7 @@ func (c *Controller) claimReplicaSets(ctx context.Context, d *appsv1.Deployment,
 		return c.client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{})
 	}
 	ref := controllerutil.NewControllerRef(d, deploymentKind.GroupVersion().String(), deploymentKind.Kind)
-	owned, err := controllerutil.Claim(ctx, d, ref, sel, all, patch, controllerutil.CanAdopt("deployment", d, c.client.AppsV1().Deployments(d.Namespace).Get))
+	owned, err := controllerutil.Claim(ctx, d, ref, "", sel, all, patch, controllerutil.CanAdopt("deployment", d, c.client.AppsV1().Deployments(d.Namespace).Get))
 	out := make([]*appsv1.ReplicaSet, 0, len(owned))
 	for _, rs := range owned {
 		out = append(out, rs.DeepCopy())

@@ -262,8 +262,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	pods, err := controllerutil.Claim(ctx, job, controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, all,
-		c.trackingPatcher(job), controllerutil.CanAdopt("job", job, c.client.BatchV1().Jobs(ns).Get))
+	pods, err := controllerutil.Claim(ctx, job, controllerutil.NewControllerRef(job, controllerKind.GroupVersion().String(), controllerKind.Kind), batchv1.JobTrackingFinalizer, sel, all,
+		controllerutil.PodPatcher(c.client), controllerutil.CanAdopt("job", job, c.client.BatchV1().Jobs(ns).Get))
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -149,47 +148,6 @@ func moveUncounted(st *batchv1.JobStatus, withFinalizer sets.Set[types.UID]) {
 	st.Succeeded += int32(len(unc.Succeeded) - len(succ))
 	st.Failed += int32(len(unc.Failed) - len(fail))
 	unc.Succeeded, unc.Failed = succ, fail
-}
-
-// trackingPatcher makes Claim's owner patches carry the finalizer too, as
-// upstream's do: an adopted pod gets it in the same write as its owner
-// reference, so its end is counted; a released pod loses it, so it is not
-// held for a Job that no longer counts it. The patch carries the pod's
-// resourceVersion, so the finalizer list read from the cache is exact or
-// the patch conflicts.
-func (c *Controller) trackingPatcher(job *batchv1.Job) controllerutil.Patcher[*corev1.Pod] {
-	send := controllerutil.PodPatcher(c.client)
-	return func(ctx context.Context, ns, name string, b []byte) (*corev1.Pod, error) {
-		var patch map[string]map[string]json.RawMessage
-		cur, err := c.podLister.Pods(ns).Get(name)
-		if err != nil || json.Unmarshal(b, &patch) != nil || patch["metadata"] == nil {
-			return send(ctx, ns, name, b)
-		}
-		var refs []metav1.OwnerReference
-		if err := json.Unmarshal(patch["metadata"]["ownerReferences"], &refs); err != nil {
-			return send(ctx, ns, name, b)
-		}
-		adopting := slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == job.UID })
-		finalizers := slices.DeleteFunc(slices.Clone(cur.Finalizers), func(f string) bool { return f == batchv1.JobTrackingFinalizer })
-		if adopting {
-			finalizers = append(finalizers, batchv1.JobTrackingFinalizer)
-		}
-		if slices.Equal(finalizers, cur.Finalizers) {
-			return send(ctx, ns, name, b)
-		}
-		if finalizers == nil {
-			finalizers = []string{}
-		}
-		fb, err := json.Marshal(finalizers)
-		if err != nil {
-			return nil, fmt.Errorf("encode finalizers: %w", err)
-		}
-		patch["metadata"]["finalizers"] = fb
-		if b, err = json.Marshal(patch); err != nil {
-			return nil, fmt.Errorf("encode owner patch: %w", err)
-		}
-		return send(ctx, ns, name, b)
-	}
 }
 
 // podsWaitingForReplacement are, with backoffLimitPerIndex, the failed

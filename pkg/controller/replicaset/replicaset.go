@@ -219,7 +219,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		candidates = append(candidates, p)
 	}
-	owned, claimErr := controllerutil.Claim(ctx, rs, controllerutil.NewControllerRef(rs, controllerKind.GroupVersion().String(), controllerKind.Kind), sel, candidates,
+	owned, claimErr := controllerutil.Claim(ctx, rs, controllerutil.NewControllerRef(rs, controllerKind.GroupVersion().String(), controllerKind.Kind), "", sel, candidates,
 		controllerutil.PodPatcher(c.client), controllerutil.CanAdopt("replicaset", rs, c.client.AppsV1().ReplicaSets(ns).Get))
 	var active []*corev1.Pod
 	for _, p := range owned {
