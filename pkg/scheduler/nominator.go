@@ -67,14 +67,16 @@ func (n *nominator) forPod(pod *v1.Pod) map[string][]*framework.PodInfo {
 	return out
 }
 
-// lowerOn lists the pods nominated to node with a priority below prio.
-func (n *nominator) lowerOn(node string, prio int32) []*v1.Pod {
+// dropLowerOn forgets the nominations to node of pods with a priority
+// below prio, and returns those pods.
+func (n *nominator) dropLowerOn(node string, prio int32) []*v1.Pod {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var out []*v1.Pod
-	for _, pi := range n.pods {
+	for uid, pi := range n.pods {
 		if pi.Pod.Status.NominatedNodeName == node && corev1helpers.PodPriority(pi.Pod) < prio {
 			out = append(out, pi.Pod)
+			delete(n.pods, uid)
 		}
 	}
 	return out

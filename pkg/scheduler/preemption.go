@@ -280,16 +280,16 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 	}
 	// Lower-priority pods nominated there may no longer fit: as upstream,
 	// drop their nominations so that they look elsewhere.
-	for _, p := range s.nominator.lowerOn(c.node, corev1helpers.PodPriority(pod)) {
-		s.nominator.forget(p.UID)
-		body := []byte(`{"status":{"nominatedNodeName":null}}`)
-		_, err := s.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	for _, p := range s.nominator.dropLowerOn(c.node, corev1helpers.PodPriority(pod)) {
+		_, err := s.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, clearNomination, metav1.PatchOptions{}, "status")
 		if err != nil && !apierrors.IsNotFound(err) {
 			slog.Warn("clearing a lower-priority nomination", "pod", p.Namespace+"/"+p.Name, "node", c.node, "err", err)
 		}
 	}
 	return &c.node, ""
 }
+
+var clearNomination = []byte(`{"status":{"nominatedNodeName":null}}`)
 
 // evict marks victim as disrupted by preemption and deletes it gracefully,
 // as upstream, so that its controller and its users can tell why it went.
