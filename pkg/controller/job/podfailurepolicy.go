@@ -27,21 +27,26 @@ func matchPodFailurePolicy(policy *batchv1.PodFailurePolicy, p *corev1.Pod) fail
 		return failureVerdict{counts: true}
 	}
 	for i, rule := range policy.Rules {
-		var failJob string
+		// The failure message, needed only when the rule fails the Job.
+		var failJob func() string
 		switch {
 		case rule.OnExitCodes != nil:
 			cs := matchExitCodes(&p.Status, rule.OnExitCodes)
 			if cs == nil {
 				continue
 			}
-			failJob = fmt.Sprintf("Container %s for pod %s/%s failed with exit code %d matching %s rule at index %d",
-				cs.Name, p.Namespace, p.Name, cs.State.Terminated.ExitCode, rule.Action, i)
+			failJob = func() string {
+				return fmt.Sprintf("Container %s for pod %s/%s failed with exit code %d matching %s rule at index %d",
+					cs.Name, p.Namespace, p.Name, cs.State.Terminated.ExitCode, rule.Action, i)
+			}
 		case rule.OnPodConditions != nil:
 			cond := matchPodConditions(&p.Status, rule.OnPodConditions)
 			if cond == nil {
 				continue
 			}
-			failJob = fmt.Sprintf("Pod %s/%s has condition %s matching %s rule at index %d", p.Namespace, p.Name, cond.Type, rule.Action, i)
+			failJob = func() string {
+				return fmt.Sprintf("Pod %s/%s has condition %s matching %s rule at index %d", p.Namespace, p.Name, cond.Type, rule.Action, i)
+			}
 		default:
 			continue
 		}
@@ -51,7 +56,7 @@ func matchPodFailurePolicy(policy *batchv1.PodFailurePolicy, p *corev1.Pod) fail
 		case batchv1.PodFailurePolicyActionCount, batchv1.PodFailurePolicyActionFailIndex:
 			return failureVerdict{action: rule.Action, counts: true}
 		case batchv1.PodFailurePolicyActionFailJob:
-			return failureVerdict{action: rule.Action, counts: true, failJob: failJob}
+			return failureVerdict{action: rule.Action, counts: true, failJob: failJob()}
 		}
 	}
 	return failureVerdict{counts: true}
