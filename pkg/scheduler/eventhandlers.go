@@ -186,11 +186,7 @@ func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reaso
 			status["nominatedNodeName"] = *nominated
 		}
 	}
-	body, err := json.Marshal(map[string]any{"status": status})
-	if err != nil {
-		return fmt.Errorf("encode patch: %w", err)
-	}
-	_, err = s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	err := s.patchStatus(ctx, pod, status)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -198,6 +194,17 @@ func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *v1.Pod, reaso
 		return fmt.Errorf("patch %s/%s status: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// patchStatus sends pod's status the strategic merge patch
+// {"status": status}.
+func (s *Scheduler) patchStatus(ctx context.Context, pod *v1.Pod, status map[string]any) error {
+	body, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return fmt.Errorf("encode patch: %w", err)
+	}
+	_, err = s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	return err
 }
 
 // register keeps a handler's registration: an informer counts as synced

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -303,19 +302,14 @@ func (s *Scheduler) evict(ctx context.Context, preemptor, victim *v1.Pod, node s
 		Message:            fmt.Sprintf("%s: preempting to accommodate a higher priority pod", schedulerName),
 		LastTransitionTime: metav1.NewTime(s.clock.Now().Truncate(time.Second)),
 	}
-	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{cond}}})
-	if err != nil {
-		return fmt.Errorf("encode patch: %w", err)
-	}
-	pods := s.client.CoreV1().Pods(victim.Namespace)
-	if _, err := pods.Patch(ctx, victim.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+	if err := s.patchStatus(ctx, victim, map[string]any{"conditions": []v1.PodCondition{cond}}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("add the DisruptionTarget condition to %s/%s: %w", victim.Namespace, victim.Name, err)
 	}
 	// The UID precondition keeps a new pod of the same name safe.
-	err = pods.Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &victim.UID}})
+	err := s.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &victim.UID}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete %s/%s: %w", victim.Namespace, victim.Name, err)
 	}
