@@ -194,6 +194,12 @@ func (c *Controller) podEvent(obj any, added, deleted bool) {
 	case added:
 		c.expectations.CreationObserved(key)
 	}
+	if finished(job) && (deleted || !hasTracking(pod)) {
+		// A finished Job's sync only releases its pods still holding the
+		// finalizer, listing the namespace's pods to find them: a pod
+		// without it gives it nothing to do.
+		return
+	}
 	c.queue.Add(key)
 }
 
