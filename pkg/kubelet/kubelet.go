@@ -115,6 +115,9 @@ type Kubelet struct {
 	// nodeStatusKick asks the node status loop to report now (the network
 	// became ready), instead of at its next tick.
 	nodeStatusKick chan struct{}
+	// readyBefore is the Node's Ready status as registerNode found it,
+	// before this kubelet wrote any: "" for a Node it created.
+	readyBefore v1.ConditionStatus
 
 	mu       sync.Mutex
 	pods     map[types.UID]*podState

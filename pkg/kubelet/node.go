@@ -150,6 +150,7 @@ func (kl *Kubelet) registerNode(ctx context.Context) error {
 		if apierrors.IsAlreadyExists(err) {
 			existing, err := kl.client.CoreV1().Nodes().Get(ctx, kl.cfg.NodeName, metav1.GetOptions{})
 			if err == nil {
+				kl.readyBefore = readyStatus(existing.Status)
 				if err := kl.reconcileNode(ctx, existing, node); err == nil {
 					return kl.patchNodeStatus(ctx, node.Status)
 				}
@@ -341,12 +342,9 @@ func (kl *Kubelet) nodeStatusLoop(ctx context.Context) {
 	defer t.Stop()
 	var last *v1.NodeStatus
 	var lastSent time.Time
-	// What the API said of Ready before this kubelet wrote it: a restarted
-	// kubelet reports no change the node did not make.
-	reported := v1.ConditionStatus("")
-	if n, err := kl.client.CoreV1().Nodes().Get(ctx, kl.cfg.NodeName, metav1.GetOptions{}); err == nil {
-		reported = readyStatus(n.Status)
-	}
+	// What the API said of Ready before this kubelet registered: a
+	// restarted kubelet reports no change the node did not make.
+	reported := kl.readyBefore
 	for {
 		s := kl.nodeStatus(ctx, last)
 		if last == nil || !sameNodeStatus(*last, s) || kl.clock.Since(lastSent) >= kl.cfg.NodeStatusReportFrequency {

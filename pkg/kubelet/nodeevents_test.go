@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-// runNodeStatus runs the node status loop against a Node whose Ready
-// condition the API holds as apiReady, until the kubelet has written its
+// runNodeStatus registers the node and runs the node status loop against a
+// Node whose Ready condition the API holds as apiReady, until the kubelet has written its
 // status once, and returns the events it recorded.
 func runNodeStatus(t *testing.T, apiReady v1.ConditionStatus) []string {
 	t.Helper()
@@ -28,6 +28,10 @@ func runNodeStatus(t *testing.T, apiReady v1.ConditionStatus) []string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	// As Run does: registration writes the status first.
+	if err := h.kl.registerNode(ctx); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); h.kl.nodeStatusLoop(ctx) }()
 	deadline := time.Now().Add(10 * time.Second)
