@@ -406,8 +406,8 @@ func (p *Plugin) checkPods(ctx context.Context, namespace string, enforce levelV
 		name  string
 		count int
 	}
+	// The lines are sorted at the end, so the map's order does not show.
 	byReasons := map[string]*firstPod{}
-	var reasons []string
 	checked := 0
 	for _, pod := range pods {
 		checked++
@@ -417,7 +417,6 @@ func (p *Plugin) checkPods(ctx context.Context, namespace string, enforce levelV
 			if !seen {
 				f = &firstPod{name: pod.Name}
 				byReasons[r] = f
-				reasons = append(reasons, r)
 			} else if pod.Name < f.name {
 				f.name = pod.Name
 			}
@@ -432,12 +431,11 @@ func (p *Plugin) checkPods(ctx context.Context, namespace string, enforce levelV
 	if checked < total {
 		out = append(out, fmt.Sprintf("new PodSecurity enforce level only checked against the first %d of %d existing pods", checked, total))
 	}
-	if len(reasons) > 0 {
+	if len(byReasons) > 0 {
 		out = append(out, fmt.Sprintf("existing pods in namespace %q violate the new PodSecurity enforce level %q", namespace, enforce))
 	}
-	lines := make([]string, 0, len(reasons))
-	for _, r := range reasons {
-		f := byReasons[r]
+	lines := make([]string, 0, len(byReasons))
+	for r, f := range byReasons {
 		switch f.count {
 		case 1:
 			lines = append(lines, fmt.Sprintf("%s: %s", f.name, r))
