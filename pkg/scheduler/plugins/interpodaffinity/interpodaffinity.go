@@ -7,6 +7,8 @@ package interpodaffinity
 import (
 	"context"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
 )
 
@@ -115,25 +117,37 @@ func updateWithPod(state *framework.CycleState, pod, other *framework.PodInfo, n
 		return framework.NewStatus(framework.Error, "InterPodAffinity: PreFilter state missing")
 	}
 	labels := node.Node().Labels
-	for i := range other.RequiredAntiAffinity {
-		t := &other.RequiredAntiAffinity[i]
-		if v, ok := labels[t.TopologyKey]; ok && t.Matches(pod.Pod) {
-			s.existingAnti.add(t.TopologyKey, v, n)
-		}
-	}
+	s.existingAnti.addAntiOf(other, pod.Pod, labels, n)
 	for i := range pod.RequiredAffinity {
 		t := &pod.RequiredAffinity[i]
 		if v, ok := labels[t.TopologyKey]; ok && t.Matches(other.Pod) {
 			s.affinity[i].add(t.TopologyKey, v, n)
 		}
 	}
+	s.addAnti(pod, other.Pod, labels, n)
+	return nil
+}
+
+// addAntiOf counts (n = 1) or uncounts (n = -1) the required anti-affinity
+// terms of ex, on a node with labels, that match pod.
+func (t topologyCounts) addAntiOf(ex *framework.PodInfo, pod *v1.Pod, labels map[string]string, n int64) {
+	for i := range ex.RequiredAntiAffinity {
+		term := &ex.RequiredAntiAffinity[i]
+		if v, ok := labels[term.TopologyKey]; ok && term.Matches(pod) {
+			t.add(term.TopologyKey, v, n)
+		}
+	}
+}
+
+// addAnti counts (n = 1) or uncounts (n = -1) other, on a node with labels,
+// for each of pod's required anti-affinity terms it matches.
+func (s *preFilterState) addAnti(pod *framework.PodInfo, other *v1.Pod, labels map[string]string, n int64) {
 	for i := range pod.RequiredAntiAffinity {
 		t := &pod.RequiredAntiAffinity[i]
-		if v, ok := labels[t.TopologyKey]; ok && t.Matches(other.Pod) {
+		if v, ok := labels[t.TopologyKey]; ok && t.Matches(other) {
 			s.anti[i].add(t.TopologyKey, v, n)
 		}
 	}
-	return nil
 }
 
 // PreFilter counts, per topology domain, the pods that the rules involve.
@@ -150,12 +164,7 @@ func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *
 	for _, ni := range withAnti {
 		labels := ni.Node().Labels
 		for _, ex := range ni.PodsWithRequiredAntiAffinity {
-			for i := range ex.RequiredAntiAffinity {
-				t := &ex.RequiredAntiAffinity[i]
-				if v, ok := labels[t.TopologyKey]; ok && t.Matches(pod.Pod) {
-					s.existingAnti.add(t.TopologyKey, v, 1)
-				}
-			}
+			s.existingAnti.addAntiOf(ex, pod.Pod, labels, 1)
 		}
 	}
 	if len(pod.RequiredAffinity) > 0 || len(pod.RequiredAntiAffinity) > 0 {
@@ -184,12 +193,7 @@ func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *
 				if all {
 					s.affinityMatchedAnywhere = true
 				}
-				for i := range pod.RequiredAntiAffinity {
-					t := &pod.RequiredAntiAffinity[i]
-					if v, ok := labels[t.TopologyKey]; ok && t.Matches(ex.Pod) {
-						s.anti[i].add(t.TopologyKey, v, 1)
-					}
-				}
+				s.addAnti(pod, ex.Pod, labels, 1)
 			}
 		}
 		s.selfMatch = len(pod.RequiredAffinity) > 0
