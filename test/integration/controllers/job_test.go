@@ -42,14 +42,24 @@ func (c *cluster) waitJobCondition(name string, want batchv1.JobConditionType) *
 			return false, err
 		}
 		job = j
-		for _, cond := range j.Status.Conditions {
-			if cond.Type == want && cond.Status == v1.ConditionTrue {
-				return true, nil
-			}
+		return jobCondition(j, want) != "", nil
+	})
+	return job
+}
+
+// waitRunningPod waits for job's one pod to run, and returns it.
+func (c *cluster) waitRunningPod(job *batchv1.Job) v1.Pod {
+	c.t.Helper()
+	var pod v1.Pod
+	waitFor(c.t, "the job's pod to run", func() (bool, error) {
+		pods := c.jobPods(job)
+		if len(pods) == 1 && pods[0].Status.Phase == v1.PodRunning {
+			pod = pods[0]
+			return true, nil
 		}
 		return false, nil
 	})
-	return job
+	return pod
 }
 
 func (c *cluster) jobPods(job *batchv1.Job) []v1.Pod {
@@ -226,15 +236,7 @@ func TestJobCountsAPodDeletedAfterItFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pod v1.Pod
-	waitFor(t, "the job's pod to run", func() (bool, error) {
-		pods := c.jobPods(created)
-		if len(pods) == 1 && pods[0].Status.Phase == v1.PodRunning {
-			pod = pods[0]
-			return true, nil
-		}
-		return false, nil
-	})
+	pod := c.waitRunningPod(created)
 	if !slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer) {
 		t.Fatalf("pod finalizers %v, want %s", pod.Finalizers, batchv1.JobTrackingFinalizer)
 	}
@@ -309,15 +311,7 @@ func TestDeletedPodOfAJobReplacingOnlyFailedPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first string
-	waitFor(t, "the job's pod to run", func() (bool, error) {
-		pods := c.jobPods(created)
-		if len(pods) == 1 && pods[0].Status.Phase == v1.PodRunning {
-			first = pods[0].Name
-			return true, nil
-		}
-		return false, nil
-	})
+	first := c.waitRunningPod(created).Name
 	if err := c.client.CoreV1().Pods(ns).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
