@@ -6,6 +6,7 @@ package interpodaffinity
 
 import (
 	"context"
+	"maps"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -79,11 +80,7 @@ func (s *preFilterState) Clone() framework.StateData {
 func (t topologyCounts) clone() topologyCounts {
 	c := make(topologyCounts, len(t))
 	for k, m := range t {
-		cm := make(map[string]int64, len(m))
-		for v, n := range m {
-			cm[v] = n
-		}
-		c[k] = cm
+		c[k] = maps.Clone(m)
 	}
 	return c
 }

@@ -6,6 +6,7 @@ package podtopologyspread
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 
 	v1 "k8s.io/api/core/v1"
@@ -176,11 +177,7 @@ func (s *preFilterState) updateMin() {
 func (s *preFilterState) Clone() framework.StateData {
 	c := &preFilterState{constraints: s.constraints, req: s.req, counts: make([]map[string]int64, len(s.counts)), minMatch: append([]int64(nil), s.minMatch...)}
 	for i, m := range s.counts {
-		cm := make(map[string]int64, len(m))
-		for v, n := range m {
-			cm[v] = n
-		}
-		c.counts[i] = cm
+		c.counts[i] = maps.Clone(m)
 	}
 	return c
 }
