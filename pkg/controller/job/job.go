@@ -696,7 +696,7 @@ func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key strin
 	var errs []error
 	for _, p := range pods {
 		if !keepFinalizer && hasTracking(p) {
-			if err := c.removeTracking(ctx, p); err != nil {
+			if _, err := c.removeTracking(ctx, p); err != nil {
 				c.deletions.Observed(key, p.UID)
 				errs = append(errs, err)
 				continue

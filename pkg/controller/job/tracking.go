@@ -45,12 +45,17 @@ func hasTracking(p *corev1.Pod) bool {
 // other finalizers the pod has.
 const removeTrackingPatch = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`
 
-func (c *Controller) removeTracking(ctx context.Context, p *corev1.Pod) error {
-	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(removeTrackingPatch), metav1.PatchOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", p.Namespace, p.Name, err)
+// removeTracking removes the tracking finalizer from p; a pod already gone
+// (gone) was released all the same.
+func (c *Controller) removeTracking(ctx context.Context, p *corev1.Pod) (gone bool, err error) {
+	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(removeTrackingPatch), metav1.PatchOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
-	return nil
+	return false, nil
 }
 
 // stoppedWhileDeleted says whether p, deleted and not reported finished,
@@ -116,14 +121,13 @@ func (c *Controller) releasePods(ctx context.Context, key string, pods []*corev1
 	ok = make([]bool, len(pods))
 	_, err = controllerutil.Parallel(len(pods), func(i int) error {
 		c.removals.expect(key, pods[i].UID)
-		_, err := c.client.CoreV1().Pods(pods[i].Namespace).Patch(ctx, pods[i].Name, types.StrategicMergePatchType, []byte(removeTrackingPatch), metav1.PatchOptions{})
-		if err != nil {
-			// No event will show this removal; a pod already gone was
-			// released all the same.
+		gone, err := c.removeTracking(ctx, pods[i])
+		if gone || err != nil {
+			// No event will show this removal.
 			c.removals.observed(key, pods[i].UID)
-			if !apierrors.IsNotFound(err) {
-				return fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", pods[i].Namespace, pods[i].Name, err)
-			}
+		}
+		if err != nil {
+			return err
 		}
 		ok[i] = true
 		return nil
@@ -185,7 +189,7 @@ func (c *Controller) releaseFinished(ctx context.Context, job *batchv1.Job) erro
 	var errs []error
 	for _, p := range pods {
 		if ref := controllerutil.ControllerRef(p); ref != nil && ref.UID == job.UID && hasTracking(p) {
-			if err := c.removeTracking(ctx, p); err != nil {
+			if _, err := c.removeTracking(ctx, p); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -249,7 +253,8 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 			return fmt.Errorf("get job of orphan pod %s: %w", key, err)
 		}
 	}
-	return c.removeTracking(ctx, pod)
+	_, err = c.removeTracking(ctx, pod)
+	return err
 }
 
 // statusWrites remembers, per Job, the resourceVersion of the controller's
