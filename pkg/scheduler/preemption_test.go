@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/scheduler/cache"
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
@@ -110,18 +112,6 @@ func TestSelectVictims(t *testing.T) {
 	}
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestPickCandidate(t *testing.T) {
 	pod := func(name string, p int32, ago time.Duration) *v1.Pod {
 		return fwktest.Pod(name, prio(p), started(ago))
@@ -186,10 +176,10 @@ func TestEligibleToPreempt(t *testing.T) {
 func TestPreemptionEvictsAndNominates(t *testing.T) {
 	low := testPod("low", "3")
 	low.Spec.NodeName = "only"
-	low.Spec.Priority = ptrTo(int32(1))
+	low.Spec.Priority = ptr.To(int32(1))
 	never := v1.PreemptNever
 	polite := testPod("polite", "2")
-	polite.Spec.Priority = ptrTo(int32(1000))
+	polite.Spec.Priority = ptr.To(int32(1000))
 	polite.Spec.PreemptionPolicy = &never
 	client := fake.NewClientset(testNode("only", "4", 110), low, polite)
 	bindingReactor(t, client, nil)
@@ -206,7 +196,7 @@ func TestPreemptionEvictsAndNominates(t *testing.T) {
 	}
 
 	high := testPod("high", "2")
-	high.Spec.Priority = ptrTo(int32(100))
+	high.Spec.Priority = ptr.To(int32(100))
 	if _, err := client.CoreV1().Pods("default").Create(context.Background(), high, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -256,19 +246,17 @@ func TestPreemptionEvictsAndNominates(t *testing.T) {
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // TestNominatedPodKeepsItsRoom: a pod nominated to a node (its victims
 // leaving) holds its room against pods of lower priority, not against
 // pods of higher priority.
 func TestNominatedPodKeepsItsRoom(t *testing.T) {
 	nominated := testPod("nominated", "3")
-	nominated.Spec.Priority = ptrTo(int32(100))
+	nominated.Spec.Priority = ptr.To(int32(100))
 	nominated.Status.NominatedNodeName = "only"
 	// Gated, so that it stays pending with its nomination for the test.
 	nominated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "test"}}
 	low := testPod("low", "2")
-	low.Spec.Priority = ptrTo(int32(1))
+	low.Spec.Priority = ptr.To(int32(1))
 	client := fake.NewClientset(testNode("only", "4", 110), nominated, low)
 	bindingReactor(t, client, nil)
 	stop := startScheduler(t, client, prometheus.NewRegistry())
@@ -279,7 +267,7 @@ func TestNominatedPodKeepsItsRoom(t *testing.T) {
 		return len(evs) > 0 && strings.HasPrefix(evs[0].Message, "0/1 nodes are available: 1 Insufficient cpu."), nil
 	})
 	high := testPod("high", "2")
-	high.Spec.Priority = ptrTo(int32(200))
+	high.Spec.Priority = ptr.To(int32(200))
 	if _, err := client.CoreV1().Pods("default").Create(context.Background(), high, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -297,13 +285,13 @@ func TestNominatedPodKeepsItsRoom(t *testing.T) {
 func TestPreemptionClearsLowerNominations(t *testing.T) {
 	low := testPod("low", "3")
 	low.Spec.NodeName = "only"
-	low.Spec.Priority = ptrTo(int32(1))
+	low.Spec.Priority = ptr.To(int32(1))
 	mid := testPod("mid", "1")
-	mid.Spec.Priority = ptrTo(int32(50))
+	mid.Spec.Priority = ptr.To(int32(50))
 	mid.Status.NominatedNodeName = "only"
 	mid.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "test"}}
 	high := testPod("high", "2")
-	high.Spec.Priority = ptrTo(int32(100))
+	high.Spec.Priority = ptr.To(int32(100))
 	client := fake.NewClientset(testNode("only", "4", 110), low, mid, high)
 	bindingReactor(t, client, nil)
 	stop := startScheduler(t, client, prometheus.NewRegistry())
@@ -398,13 +386,13 @@ func TestSelectVictimsBeyondResources(t *testing.T) {
 func TestNominationDroppedWhenPreemptionCannotHelp(t *testing.T) {
 	big := testPod("big", "3")
 	big.Spec.NodeName = "only"
-	big.Spec.Priority = ptrTo(int32(1000))
+	big.Spec.Priority = ptr.To(int32(1000))
 	stale := testPod("stale", "2")
-	stale.Spec.Priority = ptrTo(int32(10))
+	stale.Spec.Priority = ptr.To(int32(10))
 	stale.Status.NominatedNodeName = "only"
 	never := v1.PreemptNever
 	polite := testPod("polite", "2")
-	polite.Spec.Priority = ptrTo(int32(10))
+	polite.Spec.Priority = ptr.To(int32(10))
 	polite.Spec.PreemptionPolicy = &never
 	polite.Status.NominatedNodeName = "only"
 	client := fake.NewClientset(testNode("only", "4", 110), big, stale, polite)
@@ -450,7 +438,7 @@ func checkVictims(t *testing.T, victims []*v1.Pod, st *framework.Status, wantRea
 	if st != nil {
 		t.Fatalf("status %v", st)
 	}
-	if got := names(victims); !equalStrings(got, want) {
+	if got := names(victims); !slices.Equal(got, want) {
 		t.Errorf("victims %v, want %v", got, want)
 	}
 	return true
