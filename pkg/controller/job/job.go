@@ -486,7 +486,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.queue.AddAfter(key, controllerutil.ResyncAfter(left))
 	}
 
-	allCounted, trackErr := c.track(ctx, key, job, st, pods, trackState{finishing: finishing, failing: failReason != "", failedIdx: failedIdx, running: running, removing: removing})
+	allCounted, trackErr := c.track(ctx, key, job, st, pods, trackState{finishing: finishing, failing: failReason != "", failedIdx: failedIdx, running: running, removing: removing,
+		uncSucceeded: uncSucceeded, uncFailed: uncFailed})
 	if allCounted && finishing && terminating == 0 && manageErr == nil {
 		// The terminal condition waits for the last pod to stop and be
 		// counted, so that whoever waits on it finds nothing of the Job
@@ -525,6 +526,9 @@ type trackState struct {
 	running sets.Set[int]
 	// removing are the pods whose finalizer was removed already.
 	removing sets.Set[types.UID]
+	// uncSucceeded and uncFailed are the UIDs the Job's
+	// uncountedTerminatedPods held at the start of the sync.
+	uncSucceeded, uncFailed sets.Set[types.UID]
 }
 
 // track counts the pods that finished into st and releases their
@@ -540,7 +544,7 @@ func (c *Controller) track(ctx context.Context, key string, job *batchv1.Job, st
 		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
 	unc := st.UncountedTerminatedPods
-	uncSucceeded, uncFailed := sets.New(unc.Succeeded...), sets.New(unc.Failed...)
+	uncSucceeded, uncFailed := ts.uncSucceeded, ts.uncFailed
 	var waiting sets.Set[types.UID]
 	if hasBackoffLimitPerIndex(job) {
 		waiting = podsWaitingForReplacement(job, pods, ts.failedIdx, ts.running)
