@@ -104,12 +104,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	left, ok := c.expiresIn(cached)
-	if !ok {
-		return nil
+	// notDue says whether j is not (yet) to go; one that will be is
+	// looked at again then.
+	notDue := func(j *batchv1.Job) bool {
+		left, ok := c.expiresIn(j)
+		if ok && left > 0 {
+			c.queue.AddAfter(key, left)
+		}
+		return !ok || left > 0
 	}
-	if left > 0 {
-		c.queue.AddAfter(key, left)
+	if notDue(cached) {
 		return nil
 	}
 	// The cache may be behind a user who just raised or removed the TTL:
@@ -121,11 +125,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("get job %s: %w", key, err)
 	}
-	if left, ok = c.expiresIn(fresh); !ok {
-		return nil
-	}
-	if left > 0 {
-		c.queue.AddAfter(key, left)
+	if notDue(fresh) {
 		return nil
 	}
 	// Foreground, as upstream: the Job goes once its pods are gone.
