@@ -65,6 +65,7 @@ type options struct {
 	// binaries, measured after kube-lite in the same run.
 	upstream      string
 	upstreamFirst bool
+	rounds        int
 }
 
 func main() {
@@ -80,6 +81,7 @@ func main() {
 	flag.StringVar(&o.etcdServers, "etcd-servers", "", "an external etcd (http://127.0.0.1:2379) for the apiserver and the floor; empty uses the embedded one")
 	flag.StringVar(&o.upstream, "upstream", "", "a directory with upstream kube-apiserver and etcd binaries (hack/upstream-apiserver.sh builds them) to measure after kube-lite, the same way")
 	flag.BoolVar(&o.upstreamFirst, "upstream-first", false, "with -upstream, measure upstream before kube-lite")
+	flag.IntVar(&o.rounds, "rounds", 1, "measure this many times (with -upstream, alternating which server goes first) and print the median ratios")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, data)")
 	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of the apiserver, taken during the last create step, to this file (and its allocations to this file.allocs)")
 	flag.DurationVar(&o.profileFor, "profile-duration", 2*time.Second, "how long -profile samples (keep it shorter than the step)")
@@ -93,7 +95,11 @@ func main() {
 		}
 		o.clients = append(o.clients, n)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	if o.rounds < 1 {
+		fmt.Fprintf(os.Stderr, "bench: -rounds must be at least 1, not %d\n", o.rounds)
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(o.rounds)*15*time.Minute)
 	defer cancel()
 	if err := run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -126,33 +132,44 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, o.apiserver)
 	// Upstream runs on the same machine in the same run, with the same
 	// client and steps: the comparison DESIGN.md's goals are set in. Which
-	// goes first is a flag, so that alternating runs can cancel the drift
-	// of a shared host.
-	var results, upstream []result
-	steps := []func() error{
-		func() (err error) {
-			results, err = measureServer(ctx, o, startKubeLite, o.profile, o.benchProfile)
-			return err
-		},
-	}
-	if o.upstream != "" {
-		up := func() (err error) { upstream, err = measureServer(ctx, o, startUpstream, "", ""); return err }
-		if o.upstreamFirst {
-			steps = append([]func() error{up}, steps...)
-		} else {
-			steps = append(steps, up)
+	// goes first is a flag, and with -rounds the order alternates from round
+	// to round, so that the drift of a shared host cancels out.
+	var ratios [][]ratio
+	for round := range o.rounds {
+		if o.rounds > 1 {
+			fmt.Fprintf(out, "\nround %d of %d\n", round+1, o.rounds)
 		}
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return err
+		var results, upstream []result
+		steps := []func() error{
+			func() (err error) {
+				results, err = measureServer(ctx, o, startKubeLite, o.profile, o.benchProfile)
+				return err
+			},
 		}
+		if o.upstream != "" {
+			up := func() (err error) { upstream, err = measureServer(ctx, o, startUpstream, "", ""); return err }
+			if o.upstreamFirst != (round%2 == 1) {
+				steps = append([]func() error{up}, steps...)
+			} else {
+				steps = append(steps, up)
+			}
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		for i := range upstream {
+			upstream[i].what = "upstream " + upstream[i].what
+		}
+		printTable(out, append(results, upstream...))
+		rs := createRatios(results, upstream)
+		printRatios(out, rs)
+		ratios = append(ratios, rs)
 	}
-	for i := range upstream {
-		upstream[i].what = "upstream " + upstream[i].what
+	if o.rounds > 1 && o.upstream != "" {
+		printMedianRatios(out, ratios)
 	}
-	printTable(out, append(results, upstream...))
-	printRatios(out, results, upstream)
 	return nil
 }
 
@@ -232,19 +249,55 @@ func measure(ctx context.Context, o options, srv *server, profile, benchProfile 
 	return results, nil
 }
 
-// printRatios prints kube-lite's create rate and p99 against upstream's
-// at each client count measured for both.
-func printRatios(out io.Writer, ours, upstream []result) {
+// ratio compares kube-lite's creates with upstream's at one client count.
+type ratio struct {
+	clients    int
+	rate       float64 // kube-lite's creates/s over upstream's
+	p99, upP99 time.Duration
+}
+
+// createRatios pairs kube-lite's create steps with upstream's.
+func createRatios(ours, upstream []result) []ratio {
+	var rs []ratio
 	for _, u := range upstream {
 		if u.what != "upstream apiserver create ConfigMap" || u.ops == 0 {
 			continue
 		}
 		for _, r := range ours {
 			if r.what == "apiserver create ConfigMap" && r.clients == u.clients {
-				fmt.Fprintf(out, "kube-lite / upstream, %d clients: %.2f× the creates/s, p99 %s against %s\n",
-					r.clients, r.rate()/u.rate(), fmtDur(percentile(r.lat, 0.99)), fmtDur(percentile(u.lat, 0.99)))
+				rs = append(rs, ratio{clients: r.clients, rate: r.rate() / u.rate(), p99: percentile(r.lat, 0.99), upP99: percentile(u.lat, 0.99)})
 			}
 		}
+	}
+	return rs
+}
+
+func printRatios(out io.Writer, rs []ratio) {
+	for _, r := range rs {
+		fmt.Fprintf(out, "kube-lite / upstream, %d clients: %.2f× the creates/s, p99 %s against %s\n",
+			r.clients, r.rate, fmtDur(r.p99), fmtDur(r.upP99))
+	}
+}
+
+// printMedianRatios prints, per client count, the median and the range of
+// the rate ratio over the rounds.
+func printMedianRatios(out io.Writer, rounds [][]ratio) {
+	by := map[int][]float64{}
+	var counts []int
+	for _, rs := range rounds {
+		for _, r := range rs {
+			if _, ok := by[r.clients]; !ok {
+				counts = append(counts, r.clients)
+			}
+			by[r.clients] = append(by[r.clients], r.rate)
+		}
+	}
+	fmt.Fprintf(out, "\nover %d rounds, order alternating:\n", len(rounds))
+	for _, n := range counts {
+		v := by[n]
+		slices.Sort(v)
+		med := (v[(len(v)-1)/2] + v[len(v)/2]) / 2
+		fmt.Fprintf(out, "kube-lite / upstream, %d clients: median %.2f× the creates/s (%.2f–%.2f×)\n", n, med, v[0], v[len(v)-1])
 	}
 }
 
