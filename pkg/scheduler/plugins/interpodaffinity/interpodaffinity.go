@@ -48,6 +48,14 @@ func (t topologyCounts) add(key, value string, n int64) {
 		t[key] = m
 	}
 	m[value] += n
+	// Preemption's RemovePod takes counts back down: a domain at zero is
+	// gone, so an empty map means no pod counts anywhere.
+	if m[value] == 0 {
+		delete(m, value)
+		if len(m) == 0 {
+			delete(t, key)
+		}
+	}
 }
 
 func (t topologyCounts) get(key, value string) int64 { return t[key][value] }
@@ -56,14 +64,15 @@ type preFilterState struct {
 	// existingAnti: pairs where an existing pod's required anti-affinity
 	// matches the incoming pod.
 	existingAnti topologyCounts
-	// affinity[i]: pairs with pods matching the incoming pod's i-th required
-	// affinity term; anti likewise.
-	affinity []topologyCounts
-	anti     []topologyCounts
-	// affinityMatchedAnywhere is false when no pod matches every affinity
-	// term: then a pod matching its own terms may start the group.
-	affinityMatchedAnywhere bool
-	selfMatch               bool
+	// affinity: pairs with pods matching all of the incoming pod's required
+	// affinity terms, counted under each term's topology key. Kept live by
+	// AddPod/RemovePod, so when it is empty no pod anywhere matches and a pod
+	// matching its own terms may start the group.
+	affinity topologyCounts
+	// anti[i]: pairs with pods matching the incoming pod's i-th required
+	// anti-affinity term.
+	anti      []topologyCounts
+	selfMatch bool
 }
 
 const preFilterKey framework.StateKey = Name + "/filter"
@@ -72,7 +81,7 @@ const preFilterKey framework.StateKey = Name + "/filter"
 func (s *preFilterState) Clone() framework.StateData {
 	c := *s
 	c.existingAnti = s.existingAnti.clone()
-	c.affinity = cloneAll(s.affinity)
+	c.affinity = s.affinity.clone()
 	c.anti = cloneAll(s.anti)
 	return &c
 }
@@ -115,14 +124,37 @@ func updateWithPod(state *framework.CycleState, pod, other *framework.PodInfo, n
 	}
 	labels := node.Node().Labels
 	s.existingAnti.addAntiOf(other, pod.Pod, labels, n)
-	for i := range pod.RequiredAffinity {
-		t := &pod.RequiredAffinity[i]
-		if v, ok := labels[t.TopologyKey]; ok && t.Matches(other.Pod) {
-			s.affinity[i].add(t.TopologyKey, v, n)
-		}
-	}
+	s.addAffinity(pod, other.Pod, labels, n)
 	s.addAnti(pod, other.Pod, labels, n)
 	return nil
+}
+
+// addAffinity counts (n = 1) or uncounts (n = -1) other, on a node with
+// labels, under each of pod's required affinity terms' topology keys, if it
+// matches all of them: one pod must satisfy the whole set.
+func (s *preFilterState) addAffinity(pod *framework.PodInfo, other *v1.Pod, labels map[string]string, n int64) {
+	if !matchesAll(pod.RequiredAffinity, other) {
+		return
+	}
+	for i := range pod.RequiredAffinity {
+		t := &pod.RequiredAffinity[i]
+		if v, ok := labels[t.TopologyKey]; ok {
+			s.affinity.add(t.TopologyKey, v, n)
+		}
+	}
+}
+
+// matchesAll reports whether pod matches every term (and there is one).
+func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(pod) {
+			return false
+		}
+	}
+	return true
 }
 
 // addAntiOf counts (n = 1) or uncounts (n = -1) the required anti-affinity
@@ -165,10 +197,7 @@ func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *
 		}
 	}
 	if len(pod.RequiredAffinity) > 0 || len(pod.RequiredAntiAffinity) > 0 {
-		s.affinity = make([]topologyCounts, len(pod.RequiredAffinity))
-		for i := range s.affinity {
-			s.affinity[i] = topologyCounts{}
-		}
+		s.affinity = topologyCounts{}
 		s.anti = make([]topologyCounts, len(pod.RequiredAntiAffinity))
 		for i := range s.anti {
 			s.anti[i] = topologyCounts{}
@@ -176,29 +205,11 @@ func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *
 		for _, ni := range lister.List() {
 			labels := ni.Node().Labels
 			for _, ex := range ni.Pods {
-				all := len(pod.RequiredAffinity) > 0
-				for i := range pod.RequiredAffinity {
-					t := &pod.RequiredAffinity[i]
-					if !t.Matches(ex.Pod) {
-						all = false
-						continue
-					}
-					if v, ok := labels[t.TopologyKey]; ok {
-						s.affinity[i].add(t.TopologyKey, v, 1)
-					}
-				}
-				if all {
-					s.affinityMatchedAnywhere = true
-				}
+				s.addAffinity(pod, ex.Pod, labels, 1)
 				s.addAnti(pod, ex.Pod, labels, 1)
 			}
 		}
-		s.selfMatch = len(pod.RequiredAffinity) > 0
-		for i := range pod.RequiredAffinity {
-			if !pod.RequiredAffinity[i].Matches(pod.Pod) {
-				s.selfMatch = false
-			}
-		}
+		s.selfMatch = matchesAll(pod.RequiredAffinity, pod.Pod)
 	}
 	state.Write(preFilterKey, s)
 	return nil
@@ -233,13 +244,13 @@ func (p *Plugin) Filter(_ context.Context, state *framework.CycleState, pod *fra
 				fits = false
 				break
 			}
-			if s.affinity[i].get(t.TopologyKey, v) == 0 {
+			if s.affinity.get(t.TopologyKey, v) <= 0 {
 				fits = false
 			}
 		}
 		// The first pod of a group that selects itself may go anywhere that
 		// has the topology labels.
-		if !fits && !(allHaveKeys && !s.affinityMatchedAnywhere && s.selfMatch) {
+		if !fits && !(allHaveKeys && len(s.affinity) == 0 && s.selfMatch) {
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
 		}
 	}

@@ -1,11 +1,13 @@
 package interpodaffinity
 
 import (
+	"context"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
 	. "github.com/kube-lite/kube-lite/pkg/scheduler/framework/fwktest"
 )
 
@@ -109,5 +111,96 @@ func TestScorePreferred(t *testing.T) {
 	}
 	if got := Score(t, pl, Pod("plain-pod"), withCache, plain); got != nil {
 		t.Errorf("pod without terms, no pods with affinity: scored %v, want skipped", got)
+	}
+}
+
+// TestPreemptionChangesFirstOfGroup: preemption removes and adds pods through
+// AddPod/RemovePod; whether the pod may start its own group follows the
+// live counts, not what PreFilter saw.
+func TestPreemptionChangesFirstOfGroup(t *testing.T) {
+	const zone = "zone"
+	ctx := context.Background()
+	web := Pod("web", PodLabels("app", "web"), affinity(term("app", "web", v1.LabelHostname)))
+	victim := framework.NewPodInfo(Pod("web-old", PodLabels("app", "web"), On("n1")))
+	n1 := NodeInfo(Node("n1", Labels(zone, "a")), victim.Pod)
+	n2 := NodeInfo(Node("n2", Labels(zone, "a")))
+	pl, _ := New(Handle(n1, n2))
+	p := pl.(*Plugin)
+	pi := framework.NewPodInfo(web)
+	filter := func(state *framework.CycleState, ni *framework.NodeInfo) string {
+		t.Helper()
+		st := p.Filter(ctx, state, pi, ni)
+		if st.Code() == framework.Error {
+			t.Fatalf("Filter: %v", st.AsError())
+		}
+		return Outcome(st)
+	}
+	const notMatch = "UnschedulableAndUnresolvable: node(s) didn't match pod affinity rules"
+
+	state := framework.NewCycleState()
+	if st := p.PreFilter(ctx, state, pi); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st.AsError())
+	}
+	if got := filter(state, n2); got != notMatch {
+		t.Fatalf("n2 with web-old on n1: got %q, want %q", got, notMatch)
+	}
+
+	// Preempting the only matching pod leaves none: web starts the group.
+	removed := state.Clone()
+	if st := p.RemovePod(ctx, removed, pi, victim, n1); !st.IsSuccess() {
+		t.Fatalf("RemovePod: %v", st.AsError())
+	}
+	if got := filter(removed, n2); got != "" {
+		t.Errorf("n2 after removing web-old: got %q, want it to fit", got)
+	}
+
+	// A matching nominated pod added on n1 ends the special case again.
+	readded := removed.Clone()
+	if st := p.AddPod(ctx, readded, pi, framework.NewPodInfo(Pod("web-nominated", PodLabels("app", "web"))), n1); !st.IsSuccess() {
+		t.Fatalf("AddPod: %v", st.AsError())
+	}
+	if got := filter(readded, n2); got != notMatch {
+		t.Errorf("n2 after adding web-nominated on n1: got %q, want %q", got, notMatch)
+	}
+	if got := filter(readded, n1); got != "" {
+		t.Errorf("n1 after adding web-nominated: got %q, want it to fit", got)
+	}
+
+	// Starting from an empty cluster, a nominated matching pod also ends it.
+	empty1 := NodeInfo(Node("n1", Labels(zone, "a")))
+	pl2, _ := New(Handle(empty1, n2))
+	p = pl2.(*Plugin)
+	state = framework.NewCycleState()
+	if st := p.PreFilter(ctx, state, pi); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st.AsError())
+	}
+	if got := filter(state, n2); got != "" {
+		t.Fatalf("n2 in an empty cluster: got %q, want it to fit", got)
+	}
+	if st := p.AddPod(ctx, state, pi, framework.NewPodInfo(Pod("web-nominated", PodLabels("app", "web"))), empty1); !st.IsSuccess() {
+		t.Fatalf("AddPod: %v", st.AsError())
+	}
+	if got := filter(state, n2); got != notMatch {
+		t.Errorf("n2 after adding web-nominated on n1: got %q, want %q", got, notMatch)
+	}
+}
+
+// TestFilterOnePodMatchesAllTerms: as upstream, a node satisfies several
+// affinity terms only through pods that each match all of them.
+func TestFilterOnePodMatchesAllTerms(t *testing.T) {
+	pod := Pod("web", func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{
+			term("app", "db", v1.LabelHostname), term("tier", "backend", v1.LabelHostname),
+		}}}
+	})
+	split := NodeInfo(Node("split"), Pod("db", PodLabels("app", "db")), Pod("cache", PodLabels("tier", "backend")))
+	both := NodeInfo(Node("both"), Pod("db-backend", PodLabels("app", "db", "tier", "backend")))
+	pl, _ := New(Handle(split, both))
+	got := Filter(t, pl, pod, split, both)
+	if g, w := Outcome(got["split"]), "UnschedulableAndUnresolvable: node(s) didn't match pod affinity rules"; g != w {
+		t.Errorf("split: got %q, want %q", g, w)
+	}
+	if g := Outcome(got["both"]); g != "" {
+		t.Errorf("both: got %q, want it to fit", g)
 	}
 }
