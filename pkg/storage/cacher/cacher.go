@@ -1,0 +1,486 @@
+// Package cacher serves watches of one resource from memory: one storage
+// watch per resource feeds the current objects and a ring of recent events,
+// and every client watch it can serve exactly is fanned out from there
+// instead of opening its own etcd watch and decoding every event again.
+// This is upstream's watch cache idea (k8s.io/apiserver's cacher), kept
+// small: what it cannot serve exactly goes to the storage unchanged.
+package cacher
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/storage"
+)
+
+const (
+	// DefaultCapacity is how many recent events the ring keeps: a client
+	// that re-watches from a resourceVersion at most this many changes of
+	// the resource old is served from memory.
+	DefaultCapacity = 1000
+	// DefaultSlowWatcherBound is how long the cache waits for a watcher
+	// whose buffer is full before it ends that watcher, as upstream's
+	// dispatch time budget: one stuck client must not hold back the others.
+	DefaultSlowWatcherBound = 100 * time.Millisecond
+	// DefaultWatcherBuffer is how many events a watcher may fall behind
+	// the cache before the slow-watcher bound applies.
+	DefaultWatcherBuffer = 1000
+	// resultBuffer lets the HTTP handler write bursts in one go.
+	resultBuffer = 16
+	// restartDelay spaces re-watches of the storage after a failure.
+	restartDelay = time.Second
+)
+
+// Config builds a Cacher.
+type Config struct {
+	// Storage is the store of one resource; every call but Watch goes to it
+	// unchanged.
+	Storage storage.Interface
+	// Prefix is the resource's storage key prefix ("/pods/").
+	Prefix string
+	// KeyFunc returns an object's storage key, as the callers of Watch
+	// build keys.
+	KeyFunc func(obj runtime.Object) (string, error)
+	// NewFunc returns an empty object of the resource, for bookmarks.
+	NewFunc func() runtime.Object
+	// GroupVersionKind is set on every cached object once, when it comes
+	// in: objects are shared by every watcher, so nobody may write to them
+	// later.
+	GroupVersionKind schema.GroupVersionKind
+	// Clock times the slow-watcher bound and restarts (default real).
+	Clock clock.Clock
+	// Capacity of the event ring (default DefaultCapacity).
+	Capacity int
+	// WatcherBuffer is how many events a watcher may fall behind before
+	// it counts as slow (default DefaultWatcherBuffer).
+	WatcherBuffer int
+	// SlowWatcherBound (default DefaultSlowWatcherBound).
+	SlowWatcherBound time.Duration
+	// Metrics, if set, counts watches and terminations.
+	Metrics *Metrics
+}
+
+// Cacher is a storage.Interface serving watches from memory.
+type Cacher struct {
+	storage.Interface
+	cfg Config
+	gr  []string // metric labels: group, resource
+
+	mu sync.RWMutex
+	// ready: the cache holds the state at its storage watch's revision
+	// and every change since; false while (re)starting.
+	ready bool
+	// rev is the revision the cache reflects.
+	rev int64
+	// oldest: the ring holds every event of the resource after it.
+	oldest  int64
+	objects map[string]runtime.Object
+	ring    []*event // circular, ring[head] is the oldest entry
+	head    int
+	size    int
+	// watchers is copied on write, so that dispatching reads it unlocked.
+	watchers []*cacheWatcher
+}
+
+// event is one change, shared read-only by every watcher.
+type event struct {
+	typ watch.EventType // Bookmark for bookmarks
+	key string
+	rev int64
+	obj runtime.Object
+	// prev is the object's previous state (nil for ADDED), as cached.
+	prev runtime.Object
+
+	// prevAtRev is prev carrying this event's revision, what a watcher
+	// whose selection the object leaves receives as DELETED; made once.
+	prevOnce  sync.Once
+	prevAtRev runtime.Object
+}
+
+func (e *event) deletedPrev() runtime.Object {
+	e.prevOnce.Do(func() {
+		obj := e.prev.DeepCopyObject()
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetResourceVersion(strconv.FormatInt(e.rev, 10))
+		}
+		e.prevAtRev = obj
+	})
+	return e.prevAtRev
+}
+
+// New returns a Cacher around cfg.Storage; it serves watches from memory
+// once Run has loaded the resource.
+func New(cfg Config) *Cacher {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = DefaultCapacity
+	}
+	if cfg.WatcherBuffer <= 0 {
+		cfg.WatcherBuffer = DefaultWatcherBuffer
+	}
+	if cfg.SlowWatcherBound <= 0 {
+		cfg.SlowWatcherBound = DefaultSlowWatcherBound
+	}
+	return &Cacher{
+		Interface: cfg.Storage,
+		cfg:       cfg,
+		gr:        []string{cfg.GroupVersionKind.Group, strings.Trim(cfg.Prefix, "/")},
+	}
+}
+
+// Run keeps the cache fed from one storage watch until ctx ends, starting
+// over (and ending every cached watcher) whenever that watch ends.
+func (c *Cacher) Run(ctx context.Context) {
+	for {
+		err := c.follow(ctx)
+		c.reset()
+		if ctx.Err() != nil {
+			return
+		}
+		slog.Warn("watch cache: storage watch ended, restarting", "prefix", c.cfg.Prefix, "err", err)
+		t := c.cfg.Clock.NewTimer(restartDelay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// follow loads the resource and applies its changes until the storage
+// watch ends.
+func (c *Cacher) follow(ctx context.Context) error {
+	w, err := c.cfg.Storage.Watch(ctx, c.cfg.Prefix, storage.ListOptions{
+		Recursive: true, AllowWatchBookmarks: true, InitialEventsEndBookmark: true,
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	initial := map[string]runtime.Object{}
+	for {
+		var ev watch.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok = <-w.ResultChan():
+		}
+		if !ok {
+			return errors.New("storage watch closed")
+		}
+		switch ev.Type {
+		case watch.Error:
+			return apierrors.FromObject(ev.Object)
+		case watch.Bookmark:
+			rev := revisionOf(ev.Object)
+			if initial != nil {
+				if isInitialEventsEnd(ev.Object) {
+					c.start(initial, rev)
+					initial = nil
+				}
+				continue
+			}
+			c.bookmark(rev)
+			continue
+		}
+		ev.Object.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
+		key, err := c.cfg.KeyFunc(ev.Object)
+		if err != nil {
+			return err
+		}
+		if initial != nil {
+			initial[key] = ev.Object
+			continue
+		}
+		c.apply(ev.Type, key, ev.Object)
+	}
+}
+
+func (c *Cacher) start(objects map[string]runtime.Object, rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.objects = objects
+	c.rev, c.oldest = rev, rev
+	c.ring = make([]*event, c.cfg.Capacity)
+	c.head, c.size = 0, 0
+	c.ready = true
+	c.cfg.Metrics.initialized(c.gr)
+}
+
+// reset forgets the state and ends every cached watcher, so that their
+// clients re-watch (from the storage until the cache is back).
+func (c *Cacher) reset() {
+	c.mu.Lock()
+	ws := c.watchers
+	c.watchers = nil
+	c.ready = false
+	c.objects, c.ring = nil, nil
+	c.head, c.size = 0, 0
+	c.mu.Unlock()
+	for _, w := range ws {
+		w.end()
+	}
+}
+
+func (c *Cacher) apply(typ watch.EventType, key string, obj runtime.Object) {
+	e := &event{typ: typ, key: key, rev: revisionOf(obj), obj: obj}
+	c.mu.Lock()
+	e.prev = c.objects[key]
+	if typ == watch.Deleted {
+		delete(c.objects, key)
+	} else {
+		c.objects[key] = obj
+	}
+	if c.size == len(c.ring) {
+		c.oldest = c.ring[c.head].rev
+		c.ring[c.head] = nil
+		c.head = (c.head + 1) % len(c.ring)
+		c.size--
+	}
+	c.ring[(c.head+c.size)%len(c.ring)] = e
+	c.size++
+	c.rev = e.rev
+	ws := c.watchers
+	c.mu.Unlock()
+	c.dispatch(ws, e)
+}
+
+func (c *Cacher) bookmark(rev int64) {
+	c.mu.Lock()
+	if rev > c.rev {
+		c.rev = rev
+	}
+	ws := c.watchers
+	c.mu.Unlock()
+	obj := c.cfg.NewFunc()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return // a type without metadata cannot carry a bookmark
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	obj.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
+	c.dispatch(ws, &event{typ: watch.Bookmark, rev: rev, obj: obj})
+}
+
+// dispatch hands e to every interested watcher. A watcher whose buffer is
+// full gets until the slow-watcher bound (shared by all such watchers) to
+// make room, and is ended after it: its client re-watches from the last
+// resourceVersion it received, which the ring serves.
+func (c *Cacher) dispatch(ws []*cacheWatcher, e *event) {
+	var blocked []*cacheWatcher
+	for _, w := range ws {
+		if !w.wants(e) {
+			continue
+		}
+		select {
+		case w.input <- e:
+		case <-w.done:
+		default:
+			if e.typ != watch.Bookmark { // a bookmark may be skipped, never waited for
+				blocked = append(blocked, w)
+			}
+		}
+	}
+	if len(blocked) == 0 {
+		return
+	}
+	t := c.cfg.Clock.NewTimer(c.cfg.SlowWatcherBound)
+	defer t.Stop()
+	expired := false
+	for _, w := range blocked {
+		if !expired {
+			select {
+			case w.input <- e:
+				continue
+			case <-w.done:
+				continue
+			case <-t.C():
+				expired = true
+			}
+		}
+		select {
+		case w.input <- e:
+		case <-w.done:
+		default:
+			slog.Info("watch cache: ending a watcher that does not keep up", "prefix", c.cfg.Prefix, "key", w.key)
+			c.cfg.Metrics.terminated(c.gr)
+			w.end()
+		}
+	}
+}
+
+// Watch implements storage.Interface: from the cache when it can serve
+// exactly what the storage would, from the storage otherwise.
+func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	// "" must be a consistent read and sendInitialEvents needs its end
+	// bookmark: the storage's.
+	if opts.ResourceVersion == "" || opts.InitialEventsEndBookmark ||
+		(!opts.Predicate.Empty() && opts.Predicate.GetAttrs == nil) {
+		return c.fromStorage(ctx, key, opts)
+	}
+	n, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
+	if err != nil || n < 0 {
+		return c.fromStorage(ctx, key, opts) // it answers with the error
+	}
+	if !strings.HasPrefix(key, "/") {
+		key = "/" + key
+	}
+	if opts.Recursive && !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	w := &cacheWatcher{
+		c:         c,
+		key:       key,
+		recursive: opts.Recursive,
+		pred:      opts.Predicate,
+		filter:    !opts.Predicate.Empty(),
+		bookmarks: opts.AllowWatchBookmarks,
+		input:     make(chan *event, c.cfg.WatcherBuffer),
+		result:    make(chan watch.Event, resultBuffer),
+		done:      make(chan struct{}),
+		finished:  make(chan struct{}),
+	}
+	c.mu.Lock()
+	if !c.ready || (n != 0 && n < c.oldest) {
+		// Older than the ring: the storage replays it or answers 410.
+		c.mu.Unlock()
+		return c.fromStorage(ctx, key, opts)
+	}
+	if n == 0 {
+		w.initial, w.fromRev = c.currentLocked(w), c.rev
+	} else {
+		w.replay, w.fromRev = c.sinceLocked(n, w), n
+	}
+	ws := make([]*cacheWatcher, len(c.watchers), len(c.watchers)+1)
+	copy(ws, c.watchers)
+	c.watchers = append(ws, w)
+	c.mu.Unlock()
+	c.cfg.Metrics.watch(c.gr, "cache")
+	go w.run(ctx)
+	return w, nil
+}
+
+func (c *Cacher) fromStorage(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	c.cfg.Metrics.watch(c.gr, "storage")
+	return c.Interface.Watch(ctx, key, opts)
+}
+
+// currentLocked returns w's current objects in key order.
+func (c *Cacher) currentLocked(w *cacheWatcher) []runtime.Object {
+	keys := make([]string, 0)
+	for k := range c.objects {
+		if w.matchesKey(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	objs := make([]runtime.Object, len(keys))
+	for i, k := range keys {
+		objs[i] = c.objects[k]
+	}
+	return objs
+}
+
+// sinceLocked returns the ring's events after rev under w's key.
+func (c *Cacher) sinceLocked(rev int64, w *cacheWatcher) []*event {
+	at := func(i int) *event { return c.ring[(c.head+i)%len(c.ring)] }
+	first := sort.Search(c.size, func(i int) bool { return at(i).rev > rev })
+	var out []*event
+	for i := first; i < c.size; i++ {
+		if e := at(i); w.matchesKey(e.key) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (c *Cacher) remove(w *cacheWatcher) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.watchers {
+		if x == w {
+			ws := make([]*cacheWatcher, 0, len(c.watchers)-1)
+			ws = append(ws, c.watchers[:i]...)
+			c.watchers = append(ws, c.watchers[i+1:]...)
+			return
+		}
+	}
+}
+
+func revisionOf(obj runtime.Object) int64 {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return 0
+	}
+	rev, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	return rev
+}
+
+func isInitialEventsEnd(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// Metrics counts what the watch caches do.
+type Metrics struct {
+	watches      *prometheus.CounterVec
+	terminations *prometheus.CounterVec
+	inits        *prometheus.CounterVec
+}
+
+// NewMetrics registers the watch cache metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		watches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_watch_cache_watches_total",
+			Help: "Counter of watches started, broken out by group, resource and whether the watch cache or storage (etcd) serves them.",
+		}, []string{"group", "resource", "source"}),
+		terminations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_terminationswatchers_total",
+			Help: "Counter of watchers closed due to unresponsiveness broken by group and resource.",
+		}, []string{"group", "resource"}),
+		inits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_watch_cache_initializations_total",
+			Help: "Counter of watch cache initializations broken down by group and resource.",
+		}, []string{"group", "resource"}),
+	}
+	reg.MustRegister(m.watches, m.terminations, m.inits)
+	return m
+}
+
+func (m *Metrics) watch(gr []string, source string) {
+	if m != nil {
+		m.watches.WithLabelValues(gr[0], gr[1], source).Inc()
+	}
+}
+
+func (m *Metrics) terminated(gr []string) {
+	if m != nil {
+		m.terminations.WithLabelValues(gr...).Inc()
+	}
+}
+
+func (m *Metrics) initialized(gr []string) {
+	if m != nil {
+		m.inits.WithLabelValues(gr...).Inc()
+	}
+}
