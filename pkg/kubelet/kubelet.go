@@ -151,6 +151,9 @@ type podState struct {
 	termMessages map[string]string
 	// pullErrs: the last failed pull of each image, by image.
 	pullErrs map[string]string
+	// stoppedSandboxes: dead sandboxes this kubelet stopped, by ID (see
+	// stopDeadSandbox).
+	stoppedSandboxes map[string]bool
 	// removed is the pod as last seen once it is gone from the API (a forced
 	// delete): its containers are still stopped as its spec says.
 	removed *v1.Pod

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	testclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -384,5 +386,77 @@ func TestOnFailurePodsRunningContainerStartsOverInANewSandbox(t *testing.T) {
 	}
 	if events := strings.Join(drainEvents(rec), "\n"); !strings.Contains(events, "Normal SandboxChanged") {
 		t.Fatalf("events:\n%s", events)
+	}
+}
+
+// sandboxFailer fails RunPodSandbox while fail is set, as a runtime whose
+// CNI plugin errors does.
+type sandboxFailer struct {
+	*killLog
+	fail bool
+}
+
+func (f *sandboxFailer) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
+	if f.fail {
+		return "", fmt.Errorf("plugin type=\"bridge\" failed (add): no IP addresses available")
+	}
+	return f.killLog.RunPodSandbox(ctx, cfg)
+}
+
+// A dead sandbox is stopped once: not again on each sync while the new
+// sandbox cannot be created, nor when a later sandbox dies. A stopped
+// sandbox and a dead one both read not ready; the runtime tears the network
+// down again on each stop.
+func TestDeadSandboxIsStoppedOnce(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	kl := &killLog{Runtime: crifake.New(clk, testImage), hanging: make(chan struct{}, 1)}
+	rt := &sandboxFailer{killLog: kl}
+	h := newHarnessWith(t, clk, kl.Runtime, func(d *Deps) { d.Runtime = rt })
+	pod := testPod("stoponce")
+	h.add(pod)
+	h.sync(pod)
+	first := h.running(pod, "main")
+	if first == nil {
+		t.Fatal("main is not running")
+	}
+
+	stops := func() []string {
+		var out []string
+		for _, op := range kl.log() {
+			if strings.HasPrefix(op, "stop sandbox ") {
+				out = append(out, strings.TrimPrefix(op, "stop sandbox "))
+			}
+		}
+		return out
+	}
+
+	h.clock.Step(time.Minute)
+	kl.KillSandbox(first.PodSandboxId)
+	rt.fail = true
+	for i := 0; i < 3; i++ {
+		retry, _ := h.sync(pod)
+		h.clock.Step(retry + time.Second)
+	}
+	if got, want := stops(), []string{first.PodSandboxId}; !slices.Equal(got, want) {
+		t.Fatalf("while the new sandbox cannot be created: stopped %v, want %v", got, want)
+	}
+
+	rt.fail = false
+	h.sync(pod)
+	second := h.running(pod, "main")
+	if second == nil || second.PodSandboxId == first.PodSandboxId {
+		t.Fatalf("main not restarted in a new sandbox: %+v", second)
+	}
+	h.clock.Step(time.Minute)
+	kl.KillSandbox(second.PodSandboxId)
+	h.sync(pod)
+	if got, want := stops(), []string{first.PodSandboxId, second.PodSandboxId}; !slices.Equal(got, want) {
+		t.Fatalf("after the second sandbox died: stopped %v, want %v", got, want)
+	}
+	if n := kl.Calls["RunPodSandbox"]; n != 3 {
+		t.Fatalf("sandboxes created: %d, want 3", n)
+	}
+	if held := kl.NetworkHeld(); len(held) != 1 {
+		t.Fatalf("sandboxes holding their address: %v, want only the running one", held)
 	}
 }

@@ -202,7 +202,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		// are stopped, to start over in a new sandbox, or, for a pod not to
 		// run again, so that it ends as they exit. No new sandbox while the
 		// old one's containers run.
-		if err := kl.stopDeadSandbox(ctx, pod, rp); err != nil {
+		if err := kl.stopDeadSandbox(ctx, st, pod, rp); err != nil {
 			if ctx.Err() != nil {
 				return 0 // interrupted: the pod is being deleted
 			}
@@ -344,17 +344,28 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 // (preStop hook, the pod's grace period), then the sandboxes. A sandbox whose
 // process died still holds its IP until it is stopped (the runtime's CNI
 // teardown runs then): without this each lost sandbox would leak an address
-// of the node's range.
-func (kl *Kubelet) stopDeadSandbox(ctx context.Context, pod *v1.Pod, rp *runtimePod) error {
+// of the node's range. Each sandbox is stopped once: a stopped one looks like
+// one that died (both not ready), so the kubelet remembers what it stopped,
+// rather than have the runtime tear its network down again on every sync
+// until a new sandbox runs and again at each later sandbox death.
+func (kl *Kubelet) stopDeadSandbox(ctx context.Context, st *podState, pod *v1.Pod, rp *runtimePod) error {
 	if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
 		return err
 	}
 	for _, s := range rp.Sandboxes {
+		if st.stoppedSandboxes[s.Id] {
+			continue
+		}
 		err := kl.runtime.StopPodSandbox(ctx, s.Id)
 		kl.metrics.op("stop_podsandbox", err)
 		if err != nil {
 			slog.Info("stopping a dead sandbox failed", "pod", podKey(pod), "sandbox", s.Id, "err", err)
+			continue
 		}
+		if st.stoppedSandboxes == nil {
+			st.stoppedSandboxes = map[string]bool{}
+		}
+		st.stoppedSandboxes[s.Id] = true
 	}
 	return nil
 }
