@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -141,12 +142,17 @@ func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc 
 	if status, ok := obj.(*metav1.Status); ok {
 		status.Kind, status.APIVersion = "Status", "v1"
 	} else if typ != watch.Bookmark && mc.kind != outputObject {
+		if mc.kind == outputTable {
+			// A table row may embed the object and set its kind: that
+			// would write to an object other watches share.
+			obj = obj.DeepCopyObject()
+		}
 		var err error
 		if out, err = h.transform(r, st, mc, obj); err != nil {
 			return err
 		}
 	} else {
-		setKind(obj, st.GroupVersionKind())
+		ensureKind(obj, st.GroupVersionKind())
 	}
 	start := buf.Len()
 	if err := h.json.Encode(out, buf); err != nil {
@@ -165,7 +171,7 @@ func (h *Handler) encodeProtoEvent(buf *bytes.Buffer, st *Store, typ watch.Event
 	if status, ok := obj.(*metav1.Status); ok {
 		status.Kind, status.APIVersion = "Status", "v1"
 	} else {
-		setKind(obj, st.GroupVersionKind())
+		ensureKind(obj, st.GroupVersionKind())
 	}
 	var inner bytes.Buffer
 	if err := h.proto.Encode(obj, &inner); err != nil {
@@ -181,4 +187,13 @@ func (h *Handler) encodeProtoEvent(buf *bytes.Buffer, st *Store, typ watch.Event
 	buf.Write(n[:])
 	buf.Write(data)
 	return nil
+}
+
+// ensureKind sets obj's kind only when it lacks it: objects from the watch
+// cache are shared by every watch of the resource and already carry it, and
+// concurrent writes, even of the same value, are a data race.
+func ensureKind(obj runtime.Object, gvk schema.GroupVersionKind) {
+	if obj.GetObjectKind().GroupVersionKind() != gvk {
+		setKind(obj, gvk)
+	}
 }
