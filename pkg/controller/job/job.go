@@ -56,20 +56,13 @@ const (
 )
 
 // backoffLeft is how long to wait before replacing failed pods: the back-off
-// for failed failures, counted from when the last one finished.
-func (c *Controller) backoffLeft(pods []*corev1.Pod, failed int32, now time.Time) time.Duration {
-	if c.PodFailureBackoff <= 0 || failed == 0 {
+// for the Job's failures since its last success, counted from when the last
+// one ended, whether or not its pod is still there.
+func (c *Controller) backoffLeft(rec backoffRecord, now time.Time) time.Duration {
+	if c.PodFailureBackoff <= 0 || rec.failures == 0 {
 		return 0
 	}
-	var last time.Time
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodFailed {
-			if t := finishedAt(p); t.After(last) {
-				last = t
-			}
-		}
-	}
-	return backoffAfter(c.PodFailureBackoff, failed, last, now)
+	return backoffAfter(c.PodFailureBackoff, rec.failures, rec.last, now)
 }
 
 // backoffAfter is what is left of the back-off after failures, the last
@@ -118,6 +111,7 @@ type Controller struct {
 	// PodFailureBackoff is the delay before replacing the first failed pod,
 	// doubling with each failure up to maxPodFailureBackoff; 0 disables it.
 	PodFailureBackoff time.Duration
+	backoffs          *backoffRecords
 
 	deletions *controllerutil.PodDeletions
 	removals  *finalizerRemovals
@@ -140,6 +134,7 @@ func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods core
 		clock:             clk,
 		Events:            controllerutil.NopRecorder{},
 		PodFailureBackoff: DefaultPodFailureBackoff,
+		backoffs:          newBackoffRecords(),
 		deletions:         controllerutil.NewPodDeletions(expectations),
 		removals:          newFinalizerRemovals(),
 		writes:            &statusWrites{rv: map[string]uint64{}},
@@ -242,6 +237,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.deletions.Forget(key)
 		c.removals.forget(key)
 		c.writes.forget(key)
+		c.backoffs.forget(key)
 		c.enqueueOrphans(ns, name)
 		return nil
 	}
@@ -249,6 +245,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if finished(cached) {
+		c.backoffs.forget(key)
 		return c.releaseFinished(ctx, cached)
 	}
 	if c.writes.stale(key, cached.ResourceVersion) {
@@ -295,8 +292,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	var active []*corev1.Pod
 	// newFailed leaves out the failures the pod failure policy ignores;
-	// allFailed, which paces replacements, does not.
-	var newSucceeded, newFailed, allFailed, ready, restarts, terminating int32
+	// endedFailed, which paces replacements, does not. endedSucceeded and
+	// endedFailed are the pods that finished since the last count.
+	var newSucceeded, newFailed, ready, restarts, terminating int32
+	var endedSucceeded, endedFailed []*corev1.Pod
 	var failJob string
 	var failJobAt time.Time
 	var terminatingPods []*corev1.Pod
@@ -306,8 +305,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			if fresh(p) && !indexed {
 				newSucceeded++
 			}
+			if fresh(p) && countable(p) {
+				endedSucceeded = append(endedSucceeded, p)
+			}
 		case p.Status.Phase == corev1.PodFailed || stoppedWhileDeleted(p):
-			allFailed++
+			if fresh(p) && countable(p) {
+				endedFailed = append(endedFailed, p)
+			}
 			v := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
 			if v.counts && fresh(p) && countable(p) {
 				newFailed++
@@ -323,6 +327,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			// counts it, unless only failed pods are replaced.
 			if isPodFailed(p, job) && fresh(p) && countable(p) {
 				newFailed++
+				endedFailed = append(endedFailed, p)
 			}
 		default:
 			active = append(active, p)
@@ -349,6 +354,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		failedIdx = failedIndexes(job, int(*job.Spec.Completions), pods)
 		st.FailedIndexes = ptr.To(formatIndexes(failedIdx, int(*job.Spec.Completions)))
 	}
+	backoff := c.backoffs.next(key, job.UID, endedSucceeded, endedFailed)
 	// Counted failures, including those not yet moved into status.failed.
 	counted := job.Status.Failed + int32(len(uncFailed)) + newFailed
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
@@ -440,7 +446,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			want = 0
 		}
 		want = max(want, 0)
-		if wait := c.backoffLeft(pods, allFailed, now); !perIndex && wait > 0 && int(want) > len(active) {
+		if wait := c.backoffLeft(backoff, now); !perIndex && wait > 0 && int(want) > len(active) {
 			// Recent failures: hold new pods back, as upstream does, so a
 			// crashing Job does not spin.
 			want = int32(len(active))
@@ -487,7 +493,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	allCounted, trackErr := c.track(ctx, key, job, st, pods, trackState{finishing: finishing, failing: failReason != "", failedIdx: failedIdx, running: running, removing: removing,
-		uncSucceeded: uncSucceeded, uncFailed: uncFailed})
+		uncSucceeded: uncSucceeded, uncFailed: uncFailed, backoff: backoff})
 	if allCounted && finishing && terminating == 0 && manageErr == nil {
 		// The terminal condition waits for the last pod to stop and be
 		// counted, so that whoever waits on it finds nothing of the Job
@@ -529,6 +535,9 @@ type trackState struct {
 	// uncSucceeded and uncFailed are the UIDs the Job's
 	// uncountedTerminatedPods held at the start of the sync.
 	uncSucceeded, uncFailed sets.Set[types.UID]
+	// backoff is the Job's back-off record with the pods that finished
+	// since the last count; it is kept once they are counted.
+	backoff backoffRecord
 }
 
 // track counts the pods that finished into st and releases their
@@ -598,6 +607,9 @@ func (c *Controller) track(ctx context.Context, key string, job *batchv1.Job, st
 		c.writes.wrote(key, updated.ResourceVersion)
 		*job = *updated
 	}
+	// As upstream, the record moves on once the status counts the pods:
+	// released, they are no longer new to the next sync.
+	c.backoffs.store(key, ts.backoff)
 	ok, err := c.releasePods(ctx, key, release)
 	for i, p := range release {
 		if ok[i] {

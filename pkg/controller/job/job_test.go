@@ -193,8 +193,9 @@ func TestFailedPodsAreReplacedAfterBackoff(t *testing.T) {
 	for i, p := range pods(j, fail, fail) {
 		finished := now.Add(-time.Duration(5+10*i) * time.Second)
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(finished)}}}}
-		_ = f.Core().V1().Pods().Informer().GetIndexer().Add(p)
+		addPods(ctx, client, f, p)
 	}
+	client.ClearActions()
 	creates := func() int {
 		n := 0
 		for _, w := range controllertest.Writes(client) {
@@ -490,7 +491,8 @@ func TestPodFailurePolicy(t *testing.T) {
 func TestPodReplacementPolicy(t *testing.T) {
 	terminatingPods := func(j *batchv1.Job) []*corev1.Pod {
 		ps := pods(j, run, run)
-		ps[0].DeletionTimestamp = &metav1.Time{Time: now}
+		// Deleted a while ago: its failure's back-off is over.
+		ps[0].DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Minute)}
 		for i, p := range ps {
 			p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(i)}
 		}
@@ -1130,9 +1132,9 @@ func TestTrackingEdgeCases(t *testing.T) {
 			j.Spec.Parallelism = ptr.To[int32](1)
 		})
 		ps := pods(job, run)
-		// The kubelet's last delete, once it stopped the pod: it does not
-		// report the pod Failed.
-		ps[0].DeletionTimestamp, ps[0].DeletionGracePeriodSeconds = &metav1.Time{Time: now}, ptr.To[int64](0)
+		// The kubelet's last delete, once it stopped the pod a while ago
+		// (its failure's back-off is over): it does not report the pod Failed.
+		ps[0].DeletionTimestamp, ps[0].DeletionGracePeriodSeconds = &metav1.Time{Time: now.Add(-time.Minute)}, ptr.To[int64](0)
 		got, created, _ := syncOnce(t, job, ps, 0)
 		if got.Status.Failed != 1 || len(created) != 1 || ptr.Deref(got.Status.Terminating, -1) != 0 {
 			t.Errorf("failed=%d terminating=%d with %d pods created, want 1, 0 and 1", got.Status.Failed, ptr.Deref(got.Status.Terminating, -1), len(created))
@@ -1193,5 +1195,107 @@ func TestStaleJobIsNotSynced(t *testing.T) {
 	}
 	if w := controllertest.Writes(client); len(w) == 0 {
 		t.Error("no writes once the cache caught up")
+	}
+}
+
+// TestBackoffOutlivesTheFailedPod: the back-off after a failure holds even
+// once the failed pod is gone (pod GC, a user's delete, released and
+// deleted after it was counted), as upstream keeps it per Job; a success
+// starts the count over, and a finished or deleted Job's record goes.
+func TestBackoffOutlivesTheFailedPod(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(now)
+	j := newJob(func(j *batchv1.Job) {
+		j.Spec.Parallelism, j.Spec.Completions, j.Spec.BackoffLimit = ptr.To[int32](1), ptr.To[int32](3), ptr.To[int32](6)
+	})
+	c, client, f := newController(ctx, j, clk)
+	terminated := func(p *corev1.Pod, code int32, at time.Time) *corev1.Pod {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(at)}}}}
+		return p
+	}
+	// As the informers would: the cache catches up with the API.
+	refresh := func() {
+		got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(got)
+		ps, _ := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		indexer := f.Core().V1().Pods().Informer().GetIndexer()
+		for _, p := range indexer.List() {
+			_ = indexer.Delete(p)
+		}
+		for i := range ps.Items {
+			_ = indexer.Add(&ps.Items[i])
+		}
+		for _, uid := range []types.UID{"p0", "p1", "p2"} {
+			c.removals.observed("default/pi", uid)
+		}
+	}
+	creates := func() int {
+		n := 0
+		for _, w := range controllertest.Writes(client) {
+			if w == "create pods" {
+				n++
+			}
+		}
+		return n
+	}
+	syncAt := func(step time.Duration) {
+		t.Helper()
+		clk.Step(step)
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		refresh()
+	}
+	ps := pods(j, fail, ok, fail)
+	addPods(ctx, client, f, terminated(ps[0], 1, now.Add(-2*time.Second)))
+	client.ClearActions()
+
+	syncAt(0)
+	if n := creates(); n != 0 {
+		t.Fatalf("2 s after the failure: %d pods created, want none (10 s back-off)", n)
+	}
+	// The failed pod, counted and released, is deleted.
+	if err := client.CoreV1().Pods("default").Delete(ctx, "p0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	refresh()
+	syncAt(3 * time.Second)
+	if n := creates(); n != 0 {
+		t.Fatalf("5 s after the failure, its pod deleted: %d pods created, want none", n)
+	}
+	syncAt(6 * time.Second)
+	if n := creates(); n != 1 {
+		t.Fatalf("11 s after the failure: %d pods created, want 1", n)
+	}
+	c.expectations.CreationObserved("default/pi") // as the pod informer would
+
+	// A success starts over: the failure after it waits 10 s, not 20 s.
+	for _, p := range []*corev1.Pod{terminated(ps[1], 0, clk.Now()), terminated(ps[2], 1, clk.Now().Add(time.Second))} {
+		addPods(ctx, client, f, p)
+	}
+	for _, p := range f.Core().V1().Pods().Informer().GetIndexer().List() {
+		if p := p.(*corev1.Pod); p.Name != "p1" && p.Name != "p2" {
+			_ = client.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{})
+		}
+	}
+	refresh()
+	client.ClearActions()
+	syncAt(2 * time.Second)
+	if rec := c.backoffs.next("default/pi", j.UID, nil, nil); rec.failures != 1 || !rec.last.Equal(now.Add(10*time.Second)) {
+		t.Fatalf("after a success and a failure: record %+v, want 1 failure at +10s", rec)
+	}
+	syncAt(10 * time.Second)
+	if n := creates(); n != 1 {
+		t.Fatalf("11 s after the failure that followed a success: %d pods created, want 1", n)
+	}
+
+	// Deleted, the Job's record goes with it.
+	_ = client.BatchV1().Jobs("default").Delete(ctx, "pi", metav1.DeleteOptions{})
+	_ = f.Batch().V1().Jobs().Informer().GetIndexer().Delete(j)
+	if err := c.sync(ctx, "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if rec := c.backoffs.next("default/pi", j.UID, nil, nil); rec.failures != 0 {
+		t.Fatalf("record of a deleted Job kept: %+v", rec)
 	}
 }
