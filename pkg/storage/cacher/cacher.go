@@ -42,6 +42,8 @@ const (
 	DefaultWatcherBuffer = 1000
 	// resultBuffer lets the HTTP handler write bursts in one go.
 	resultBuffer = 16
+	// DefaultBookmarkInterval matches the storage's.
+	DefaultBookmarkInterval = 2 * time.Second
 	// restartDelay spaces re-watches of the storage after a failure.
 	restartDelay = time.Second
 )
@@ -58,12 +60,20 @@ type Config struct {
 	KeyFunc func(obj runtime.Object) (string, error)
 	// NewFunc returns an empty object of the resource, for bookmarks.
 	NewFunc func() runtime.Object
+	// NewListFunc returns an empty list of the resource. With it, a watch
+	// from a revision etcd has compacted goes to the storage (which
+	// answers 410) even when the ring still holds it, so that clients see
+	// the same contract whether the cache serves them or not.
+	NewListFunc func() runtime.Object
+	// BookmarkInterval is how often watchers that allow bookmarks get one
+	// at the cache's revision (default DefaultBookmarkInterval).
+	BookmarkInterval time.Duration
 	// GroupVersionKind is set on every cached object once, when it comes
 	// in: objects are shared by every watcher, so nobody may write to them
 	// later.
 	GroupVersionKind schema.GroupVersionKind
 	// Clock times the slow-watcher bound and restarts (default real).
-	Clock clock.Clock
+	Clock clock.WithTicker
 	// Capacity of the event ring (default DefaultCapacity).
 	Capacity int
 	// WatcherBuffer is how many events a watcher may fall behind before
@@ -135,6 +145,9 @@ func New(cfg Config) *Cacher {
 	if cfg.WatcherBuffer <= 0 {
 		cfg.WatcherBuffer = DefaultWatcherBuffer
 	}
+	if cfg.BookmarkInterval <= 0 {
+		cfg.BookmarkInterval = DefaultBookmarkInterval
+	}
 	if cfg.SlowWatcherBound <= 0 {
 		cfg.SlowWatcherBound = DefaultSlowWatcherBound
 	}
@@ -175,6 +188,10 @@ func (c *Cacher) follow(ctx context.Context) error {
 		return err
 	}
 	defer w.Stop()
+	// The storage reports each revision once; watchers that start later
+	// still need their bookmarks, from the cache's own ticker.
+	tick := c.cfg.Clock.NewTicker(c.cfg.BookmarkInterval)
+	defer tick.Stop()
 	initial := map[string]runtime.Object{}
 	for {
 		var ev watch.Event
@@ -182,6 +199,11 @@ func (c *Cacher) follow(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-tick.C():
+			if initial == nil {
+				c.bookmark(0)
+			}
+			continue
 		case ev, ok = <-w.ResultChan():
 		}
 		if !ok {
@@ -264,11 +286,14 @@ func (c *Cacher) apply(typ watch.EventType, key string, obj runtime.Object) {
 	c.dispatch(ws, e)
 }
 
+// bookmark tells the watchers that allow bookmarks that they have every
+// change up to rev (the cache's revision if that is newer).
 func (c *Cacher) bookmark(rev int64) {
 	c.mu.Lock()
 	if rev > c.rev {
 		c.rev = rev
 	}
+	rev = c.rev
 	ws := c.watchers
 	c.mu.Unlock()
 	obj := c.cfg.NewFunc()
@@ -341,6 +366,9 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	if err != nil || n < 0 {
 		return c.fromStorage(ctx, key, opts) // it answers with the error
 	}
+	if n != 0 && c.compacted(ctx, n) {
+		return c.fromStorage(ctx, key, opts)
+	}
 	if !strings.HasPrefix(key, "/") {
 		key = "/" + key
 	}
@@ -377,6 +405,27 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	c.cfg.Metrics.watch(c.gr, "cache")
 	go w.run(ctx)
 	return w, nil
+}
+
+// compacted reports whether etcd no longer has the revisions a watch from
+// n needs (or cannot tell): one empty read at n+1. Only revisions the cache
+// has seen are checked; a newer n cannot be compacted yet.
+func (c *Cacher) compacted(ctx context.Context, n int64) bool {
+	if c.cfg.NewListFunc == nil {
+		return false
+	}
+	c.mu.RLock()
+	rev := c.rev
+	c.mu.RUnlock()
+	if n >= rev {
+		return false
+	}
+	// A key no object has ("\x00" sorts before every name): etcd checks
+	// the revision and finds nothing to decode.
+	err := c.Interface.List(ctx, c.cfg.Prefix+"\x00", storage.ListOptions{
+		ResourceVersion: strconv.FormatInt(n+1, 10), Exact: true, Limit: 1,
+	}, c.cfg.NewListFunc())
+	return err != nil
 }
 
 func (c *Cacher) fromStorage(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {

@@ -108,6 +108,31 @@ func TestCompactedRVStillGets410(t *testing.T) {
 	}
 	c := startCacher(t, st, nil)
 	w := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
+	expect410(t, w)
+}
+
+func TestCompactedRVInsideTheRingStillGets410(t *testing.T) {
+	client := startEtcd(t)
+	st := newStore(t, client)
+	c := startCacher(t, st, nil)
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	mustCreate(t, c, configMap("ns", "b", nil))
+	cm := mustCreate(t, c, configMap("ns", "c", nil))
+	c.waitRev(t, rvOf(t, cm))
+	if _, err := client.Compact(testCtx(t), rvOf(t, cm)); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	// The ring still has what follows a, but a client of etcd would get
+	// 410: so does this one.
+	w := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
+	if cached(w) {
+		t.Fatal("a compacted revision was served from the cache")
+	}
+	expect410(t, w)
+}
+
+func expect410(t *testing.T, w watch.Interface) {
+	t.Helper()
 	ev := next(t, w)
 	st410, ok := ev.Object.(*metav1.Status)
 	if ev.Type != watch.Error || !ok || st410.Code != 410 || st410.Reason != metav1.StatusReasonExpired {
@@ -156,24 +181,41 @@ func TestNonRecursiveWatchSeesOnlyItsKey(t *testing.T) {
 
 func TestBookmarksOnlyToWatchersThatAskAndOnlyForward(t *testing.T) {
 	c := startCacher(t, newStore(t, sharedClient), nil)
-	other := newStore(t, sharedClient)
 	a := mustCreate(t, c, configMap("ns", "a", nil))
 	c.waitRev(t, rvOf(t, a))
-	withBM := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true, AllowWatchBookmarks: true})
-	without := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
+	// A revision of another resource, which this cache never sees.
+	o := mustCreate(t, newStore(t, sharedClient), configMap("ns", "o", nil))
+	opts := storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true, AllowWatchBookmarks: true}
+	withBM := mustWatch(t, c, "/configmaps/", opts)
+	future := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: o.ResourceVersion, Recursive: true, AllowWatchBookmarks: true})
+	opts.AllowWatchBookmarks = false
+	without := mustWatch(t, c, "/configmaps/", opts)
 
-	// Not after what the watchers already have: no bookmark.
-	c.bookmark(rvOf(t, a))
+	// At the cache's revision a: once to withBM; never to future, which
+	// starts after it; never to without.
+	c.bookmark(0)
+	c.bookmark(0)
 	b := mustCreate(t, c, configMap("ns", "b", nil))
-	expect(t, withBM, descObj(watch.Added, b))
+	expect(t, withBM, "BOOKMARK @"+a.ResourceVersion, descObj(watch.Added, b))
+	expect(t, future, descObj(watch.Added, b))
 	expect(t, without, descObj(watch.Added, b))
 
-	// The storage reports progress past b (another resource wrote).
-	o := mustCreate(t, other, configMap("ns", "o", nil))
-	c.bookmark(rvOf(t, o))
+	c.bookmark(0)
 	d := mustCreate(t, c, configMap("ns", "d", nil))
-	expect(t, withBM, "BOOKMARK @"+o.ResourceVersion, descObj(watch.Added, d))
+	expect(t, withBM, "BOOKMARK @"+b.ResourceVersion, descObj(watch.Added, d))
+	expect(t, future, "BOOKMARK @"+b.ResourceVersion, descObj(watch.Added, d))
 	expect(t, without, descObj(watch.Added, d))
+}
+
+func TestIdleWatchersGetBookmarksEveryInterval(t *testing.T) {
+	c := startCacher(t, newStore(t, sharedClient), nil)
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	c.waitRev(t, rvOf(t, a))
+	w := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true, AllowWatchBookmarks: true})
+	// The storage reported a's revision before this watch began: the
+	// cache's own ticker brings the bookmark.
+	c.clock.Step(DefaultBookmarkInterval)
+	expect(t, w, "BOOKMARK @"+a.ResourceVersion)
 }
 
 func TestStorageBookmarksReachCachedWatchers(t *testing.T) {
@@ -418,4 +460,3 @@ func TestStoppedWatcherLeavesTheCache(t *testing.T) {
 		t.Fatalf("%d watchers left after Stop", n)
 	}
 }
-

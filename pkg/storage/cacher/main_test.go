@@ -118,6 +118,7 @@ func startCacher(t *testing.T, st storage.Interface, tune func(*Config)) *testCa
 		Prefix:           resourcePrefix,
 		KeyFunc:          keyOf,
 		NewFunc:          func() runtime.Object { return &corev1.ConfigMap{} },
+		NewListFunc:      func() runtime.Object { return &corev1.ConfigMapList{} },
 		GroupVersionKind: corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 		Clock:            clk,
 	}

@@ -86,7 +86,7 @@ func (w *cacheWatcher) run(ctx context.Context) {
 		}
 	}
 	w.initial = nil
-	last := w.fromRev
+	last := progress{rev: w.fromRev}
 	for _, e := range w.replay {
 		if !w.process(ctx, e, &last) {
 			return
@@ -107,22 +107,32 @@ func (w *cacheWatcher) run(ctx context.Context) {
 	}
 }
 
+// progress is how far a watcher's client is: the revision it has every
+// change up to, and the last bookmark it got.
+type progress struct {
+	rev, bookmark int64
+}
+
 // process delivers e if w has not had its revision yet (a watch may start
-// after revisions the cache has not seen) and it concerns w's selection.
-func (w *cacheWatcher) process(ctx context.Context, e *event, last *int64) bool {
-	if e.rev <= *last {
-		return true
-	}
+// after revisions the cache has not seen) and it concerns w's selection. A
+// bookmark goes out once per revision, never behind what w has sent.
+func (w *cacheWatcher) process(ctx context.Context, e *event, last *progress) bool {
 	if e.typ == watch.Bookmark {
-		*last = e.rev
+		if e.rev < last.rev || e.rev <= last.bookmark {
+			return true
+		}
+		last.rev, last.bookmark = e.rev, e.rev
 		return w.send(ctx, watch.Event{Type: watch.Bookmark, Object: e.obj})
+	}
+	if e.rev <= last.rev {
+		return true
 	}
 	ev, ok, err := w.convert(e)
 	if err != nil {
 		w.sendError(ctx, err)
 		return false
 	}
-	*last = e.rev
+	last.rev = e.rev
 	if !ok {
 		return true
 	}
