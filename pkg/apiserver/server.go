@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/openapi"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/storage/cacher"
 	"github.com/kube-lite/kube-lite/pkg/storage/etcd3"
 )
 
@@ -74,16 +77,32 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	scheme := api.NewScheme()
 	opts := []etcd3.Option{etcd3.SharedBookmarks(cfg.Etcd, cfg.BookmarkInterval)}
+	reg := prometheus.NewRegistry()
+	cacheMetrics := cacher.NewMetrics(reg)
 	stores := make([]*handler.Store, 0, len(cfg.Resources))
 	for _, res := range cfg.Resources {
 		codec := etcd3.NewStorageCodec(scheme, res.GroupVersion)
-		stores = append(stores, &handler.Store{
-			Resource: res,
-			Storage:  etcd3.New(cfg.Etcd, codec, cfg.EtcdPrefix, res.New, opts...),
-			Prefix:   storagePrefix(res),
+		st := &handler.Store{Resource: res, Prefix: storagePrefix(res)}
+		// Watches are served from one etcd watch per resource, as
+		// upstream's watch cache does; everything else goes to etcd.
+		c := cacher.New(cacher.Config{
+			Storage:          etcd3.New(cfg.Etcd, codec, cfg.EtcdPrefix, res.New, opts...),
+			Prefix:           st.Prefix,
+			KeyFunc:          objectKey(st),
+			NewFunc:          res.New,
+			NewListFunc:      res.NewList,
+			GroupVersionKind: res.GroupVersionKind(),
+			BookmarkInterval: cfg.BookmarkInterval,
+			// The slow-watcher bound runs on real time even when API
+			// timestamps come from a test clock.
+			Clock:   clock.RealClock{},
+			Metrics: cacheMetrics,
 		})
+		go c.Run(ctx)
+		st.Storage = c
+		stores = append(stores, st)
 	}
-	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: prometheus.NewRegistry(), stores: stores, clock: cfg.Clock}
+	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: reg, stores: stores, clock: cfg.Clock}
 	chain := cfg.Admission
 	if chain == nil {
 		var err error
@@ -107,6 +126,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // the group in the path only where core and another group share a name.
 func storagePrefix(res *registry.Resource) string {
 	return "/" + res.Name + "/"
+}
+
+// objectKey returns the storage key of an object of st, as the handler
+// builds keys for Watch.
+func objectKey(st *handler.Store) func(runtime.Object) (string, error) {
+	return func(obj runtime.Object) (string, error) {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return "", fmt.Errorf("apiserver: %s object without metadata: %w", st.Name, err)
+		}
+		return st.Key(m.GetNamespace(), m.GetName()), nil
+	}
 }
 
 // Handler serves the whole API.
