@@ -504,7 +504,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Counter of watches started, broken out by group, resource and whether the watch cache or storage (etcd) serves them.",
 		}, []string{"group", "resource", "source"}),
 		terminations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_terminationswatchers_total",
+			Name: "apiserver_terminated_watchers_total",
 			Help: "Counter of watchers closed due to unresponsiveness broken by group and resource.",
 		}, []string{"group", "resource"}),
 		inits: prometheus.NewCounterVec(prometheus.CounterOpts{
