@@ -89,6 +89,8 @@ type Handler struct {
 	json    *json.Serializer
 	yamlEnc *json.Serializer
 	proto   *protobuf.Serializer
+	// frames lets watches that send the same shared object encode it once.
+	frames *watchFrames
 }
 
 type gvr struct{ group, version, resource string }
@@ -108,6 +110,7 @@ func New(cfg Config) *Handler {
 		json:      json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
 		yamlEnc:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Yaml: true}),
 		proto:     protobuf.NewSerializer(s, s),
+		frames:    newWatchFrames(),
 	}
 	if h.clock == nil {
 		h.clock = clock.RealClock{}

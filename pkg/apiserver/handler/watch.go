@@ -72,14 +72,12 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 	}
 	var buf bytes.Buffer
 	send := func(typ watch.EventType, obj runtime.Object) bool {
-		buf.Reset()
-		if err := h.encodeEvent(&buf, r, st, mc, typ, obj); err != nil {
+		frame, err := h.watchFrame(&buf, r, st, mc, typ, obj)
+		if err != nil {
 			return false
 		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return false
-		}
-		return true
+		_, err = w.Write(frame)
+		return err == nil
 	}
 
 	if watchErr != nil {
@@ -129,6 +127,27 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 			}
 		}
 	}
+}
+
+// watchFrame returns the bytes of one watch event, encoded into buf or, for
+// an object another watch has just sent the same way, from h.frames. Only
+// whole objects are shared: Tables and metadata depend on the request.
+func (h *Handler) watchFrame(buf *bytes.Buffer, r *http.Request, st *Store, mc mediaChoice, typ watch.EventType, obj runtime.Object) ([]byte, error) {
+	shared := typ != watch.Error && (mc.proto || mc.kind == outputObject || typ == watch.Bookmark)
+	k := frameKey{obj: obj, typ: typ, proto: mc.proto}
+	if shared {
+		if frame, ok := h.frames.get(k); ok {
+			return frame, nil
+		}
+	}
+	buf.Reset()
+	if err := h.encodeEvent(buf, r, st, mc, typ, obj); err != nil {
+		return nil, err
+	}
+	if shared {
+		h.frames.put(k, buf.Bytes())
+	}
+	return buf.Bytes(), nil
 }
 
 func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc mediaChoice, typ watch.EventType, obj runtime.Object) error {
