@@ -296,6 +296,9 @@ func (c *Cacher) bookmark(rev int64) {
 	rev = c.rev
 	ws := c.watchers
 	c.mu.Unlock()
+	if len(ws) == 0 {
+		return
+	}
 	obj := c.cfg.NewFunc()
 	m, err := meta.Accessor(obj)
 	if err != nil {
