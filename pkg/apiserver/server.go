@@ -83,10 +83,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	for _, res := range cfg.Resources {
 		codec := etcd3.NewStorageCodec(scheme, res.GroupVersion)
 		st := &handler.Store{Resource: res, Prefix: storagePrefix(res)}
+		etcdStore := etcd3.New(cfg.Etcd, codec, cfg.EtcdPrefix, res.New, opts...)
+		if !watchCached(res) {
+			st.Storage = etcdStore
+			stores = append(stores, st)
+			continue
+		}
 		// Watches are served from one etcd watch per resource, as
 		// upstream's watch cache does; everything else goes to etcd.
 		c := cacher.New(cacher.Config{
-			Storage:          etcd3.New(cfg.Etcd, codec, cfg.EtcdPrefix, res.New, opts...),
+			Storage:          etcdStore,
 			Prefix:           st.Prefix,
 			KeyFunc:          objectKey(st),
 			NewFunc:          res.New,
@@ -120,6 +126,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.handler = s.router(ctx, cfg.Resources, cfg.Profiling)
 	return s, nil
+}
+
+// watchCached says whether a resource's watches are served from a watch
+// cache. Events get none, as upstream's: they are written far more often
+// than watched, and a cache would decode and hold every one of them.
+func watchCached(res *registry.Resource) bool {
+	return res.GroupVersion.Group != "" || res.Name != "events"
 }
 
 // storagePrefix keeps upstream's etcd layout: /registry/<resource>/..., with

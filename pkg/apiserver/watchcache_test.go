@@ -122,4 +122,34 @@ func TestWatchesAreServedFromTheWatchCache(t *testing.T) {
 	if !metric(`apiserver_watch_cache_watches_total{group="",resource="configmaps",source="cache"} 12`) {
 		t.Error("the watches were not served from the watch cache")
 	}
+
+	// Events have no watch cache, as upstream's: their watches go to etcd
+	// and still see what is written.
+	eventsCache := `apiserver_watch_cache_watches_total{group="",resource="events"`
+	if metric(eventsCache) {
+		t.Error("events have a watch cache")
+	}
+	const events = "/api/v1/namespaces/default/events"
+	req, _ := http.NewRequestWithContext(wctx, http.MethodGet, hs.URL+events+"?watch=1&resourceVersion="+rv, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ev, err := http.Post(hs.URL+events, "application/json", strings.NewReader(
+		`{"apiVersion":"v1","kind":"Event","metadata":{"name":"ev1"},"involvedObject":{"kind":"ConfigMap","name":"first","namespace":"default"},"reason":"Test"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Body.Close()
+	if ev.StatusCode != http.StatusCreated {
+		t.Fatalf("create event: %d", ev.StatusCode)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"ev1"`) {
+		t.Errorf("events watch: %q, %v", line, err)
+	}
+	if metric(eventsCache) {
+		t.Error("the events watch went through a watch cache")
+	}
 }
