@@ -33,6 +33,7 @@ import (
 	kubectlcreate "k8s.io/kubectl/pkg/cmd/create"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/validate"
 )
 
@@ -47,7 +48,8 @@ const maxPatchRetries = 5
 type Options struct {
 	Filenames resource.FilenameOptions
 	Validate  string
-	DryRun    string
+	// DryRun is --dry-run, set from the flag when the command runs.
+	DryRun cmdutil.DryRunStrategy
 	// PrintFlags are kubectl's -o: the "created" line by default, or the
 	// objects as the server returned them.
 	PrintFlags *genericclioptions.PrintFlags
@@ -62,7 +64,7 @@ func addCommonFlags(cmd *cobra.Command, o *Options, verb string) {
 	cmd.Flags().StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files, directories or - (stdin) to "+verb)
 	cmd.Flags().BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
 	cmd.Flags().StringVar(&o.Validate, "validate", "strict", "Client-side validation against the server's schema: strict, warn or ignore")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (nothing sent) or "server" (sent, not persisted)`)
+	dryrun.AddFlag(cmd)
 	o.PrintFlags = genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
 	o.PrintFlags.AddFlags(cmd)
 }
@@ -77,6 +79,11 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 			if len(args) != 0 {
 				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
 			}
+			dry, err := dryrun.FromCmd(cmd)
+			if err != nil {
+				return err
+			}
+			o.DryRun = dry
 			return o.Run(cmd.Context(), f, true)
 		},
 	}
@@ -94,6 +101,11 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 			if len(args) != 0 {
 				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
 			}
+			dry, err := dryrun.FromCmd(cmd)
+			if err != nil {
+				return err
+			}
+			o.DryRun = dry
 			return o.Run(cmd.Context(), f, false)
 		},
 	}
@@ -117,36 +129,6 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 		kubectlcreate.NewCmdCreateClusterRoleBinding(f, streams),
 	)
 	return cmd
-}
-
-type dryRun int
-
-const (
-	dryRunNone dryRun = iota
-	dryRunClient
-	dryRunServer
-)
-
-func parseDryRun(v string) (dryRun, error) {
-	switch v {
-	case "", "none", "false":
-		return dryRunNone, nil
-	case "client", "true":
-		return dryRunClient, nil
-	case "server":
-		return dryRunServer, nil
-	}
-	return 0, fmt.Errorf(`invalid dry-run value (%v). Must be "none", "server", or "client"`, v)
-}
-
-func (d dryRun) suffix() string {
-	switch d {
-	case dryRunClient:
-		return " (dry run)"
-	case dryRunServer:
-		return " (server dry run)"
-	}
-	return ""
 }
 
 // NewValidator builds the client-side validator for a --validate value;
@@ -177,10 +159,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	if len(o.Filenames.Filenames) == 0 {
 		return fmt.Errorf("must specify one of -f and -k")
 	}
-	dry, err := parseDryRun(o.DryRun)
-	if err != nil {
-		return err
-	}
+	dry := o.DryRun
 	// A bad -o fails before anything is sent. With -o yaml|json this is
 	// also the printer of the objects themselves.
 	wholePrinter, err := o.printer("", dry)
@@ -265,8 +244,8 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 
 // printer prints an object as -o asks, or its line for operation op
 // ("created", "configured", ...) with the dry run's suffix.
-func (o *Options) printer(op string, dry dryRun) (printers.ResourcePrinter, error) {
-	o.PrintFlags.NamePrintFlags.Operation = op + dry.suffix()
+func (o *Options) printer(op string, dry cmdutil.DryRunStrategy) (printers.ResourcePrinter, error) {
+	o.PrintFlags.NamePrintFlags.Operation = op + dryrun.Suffix(dry)
 	return o.PrintFlags.ToPrinter()
 }
 
@@ -285,8 +264,8 @@ func asList(infos []*resource.Info) (runtime.Object, error) {
 
 // helperFor also asks the server for the same field validation as the
 // client did, so that --validate=ignore silences the server's warnings too.
-func (o *Options) helperFor(info *resource.Info, dry dryRun) *resource.Helper {
-	h := resource.NewHelper(info.Client, info.Mapping).DryRun(dry == dryRunServer)
+func (o *Options) helperFor(info *resource.Info, dry cmdutil.DryRunStrategy) *resource.Helper {
+	h := resource.NewHelper(info.Client, info.Mapping).DryRun(dry == cmdutil.DryRunServer)
 	switch mode, _ := validate.ParseDirective(o.Validate); mode {
 	case validate.Strict:
 		return h.WithFieldValidation(metav1.FieldValidationStrict)
@@ -297,7 +276,7 @@ func (o *Options) helperFor(info *resource.Info, dry dryRun) *resource.Helper {
 	}
 }
 
-func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
+func (o *Options) createOne(info *resource.Info, dry cmdutil.DryRunStrategy) (string, error) {
 	if o.SaveConfig {
 		_, lastApplied, err := modifiedConfiguration(info.Object)
 		if err != nil {
@@ -307,7 +286,7 @@ func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
 			return "", err
 		}
 	}
-	if dry == dryRunClient {
+	if dry == cmdutil.DryRunClient {
 		return "created", nil
 	}
 	obj, err := o.helperFor(info, dry).Create(info.Namespace, true, info.Object)
@@ -317,7 +296,7 @@ func (o *Options) createOne(info *resource.Info, dry dryRun) (string, error) {
 	return "created", info.Refresh(obj, true)
 }
 
-func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun) (string, error) {
+func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry cmdutil.DryRunStrategy) (string, error) {
 	modified, lastApplied, err := modifiedConfiguration(info.Object)
 	if err != nil {
 		return "", err
@@ -328,7 +307,7 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun)
 		if err := setAnnotation(info.Object, lastApplied); err != nil {
 			return "", err
 		}
-		if dry == dryRunClient {
+		if dry == cmdutil.DryRunClient {
 			return "created", nil
 		}
 		obj, err := h.Create(info.Namespace, true, info.Object)
@@ -355,7 +334,7 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry dryRun)
 		if string(patch) == "{}" {
 			return "unchanged", info.Refresh(current, true)
 		}
-		if dry == dryRunClient {
+		if dry == cmdutil.DryRunClient {
 			// What the server would hold after the patch, for -o.
 			patched, err := patchLocally(info.Mapping.GroupVersionKind, current, patch, pt)
 			if err != nil {

@@ -8,12 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest/fake"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 )
 
 func obj(t *testing.T, js string) *unstructured.Unstructured {
@@ -150,14 +155,25 @@ func TestThreeWayPatchRefusesToRename(t *testing.T) {
 	}
 }
 
-func TestParseDryRun(t *testing.T) {
-	for in, want := range map[string]dryRun{"none": dryRunNone, "": dryRunNone, "client": dryRunClient, "server": dryRunServer} {
-		if got, err := parseDryRun(in); err != nil || got != want {
-			t.Errorf("parseDryRun(%q) = %v, %v", in, got, err)
+// TestDryRunFlag: apply and create take --dry-run as kubectl does: bare
+// (a client dry run) and with kubectl's words for a bad value.
+func TestDryRunFlag(t *testing.T) {
+	streams := genericiooptions.NewTestIOStreamsDiscard()
+	for name, newCmd := range map[string]func(cmdutil.Factory, genericiooptions.IOStreams) *cobra.Command{"apply": NewApplyCmd, "create": NewCreateCmd} {
+		cmd := newCmd(nil, streams)
+		if err := cmd.ParseFlags([]string{"--dry-run"}); err != nil {
+			t.Fatalf("%s --dry-run: %v", name, err)
 		}
-	}
-	if _, err := parseDryRun("maybe"); err == nil {
-		t.Error("parseDryRun(maybe) accepted")
+		if dry, err := dryrun.FromCmd(cmd); err != nil || dry != cmdutil.DryRunClient {
+			t.Errorf("%s --dry-run: %v, %v; want a client dry run", name, dry, err)
+		}
+		cmd = newCmd(nil, streams)
+		cmd.SetArgs([]string{"-f", "x.yaml", "--dry-run=maybe"})
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		want := `Invalid dry-run value (maybe). Must be "none", "server", or "client".`
+		if err := cmd.Execute(); err == nil || err.Error() != want {
+			t.Errorf("%s --dry-run=maybe: %v; want %q", name, err, want)
+		}
 	}
 }
 
@@ -219,7 +235,7 @@ func TestApplyRetriesConflicts(t *testing.T) {
 				Object: obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"a":"2"}}`),
 			}
 			o := &Options{Validate: "strict"}
-			op, err := o.applyOne(context.Background(), info, dryRunNone)
+			op, err := o.applyOne(context.Background(), info, cmdutil.DryRunNone)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
@@ -35,7 +36,8 @@ type Options struct {
 	Cascade        string
 	Output         string
 	Now            bool
-	DryRun         string
+	// DryRun is --dry-run, set from the flag when the command runs.
+	DryRun cmdutil.DryRunStrategy
 
 	streams genericiooptions.IOStreams
 }
@@ -47,6 +49,11 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		Use:   "delete ([-f FILENAME] | TYPE [(NAME | -l label | --all)])",
 		Short: "Delete resources by file names, types and names, or label selectors",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			dry, err := dryrun.FromCmd(cmd)
+			if err != nil {
+				return err
+			}
+			o.DryRun = dry
 			return o.Run(cmd.Context(), f, args)
 		},
 	}
@@ -63,7 +70,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.StringVar(&o.Cascade, "cascade", "background", `"background", "foreground" or "orphan": what happens to dependents`)
 	fl.StringVarP(&o.Output, "output", "o", "", "name: print resource/name only")
 	fl.BoolVar(&o.Now, "now", false, "Signal the resources to stop at once (--grace-period=1)")
-	fl.StringVar(&o.DryRun, "dry-run", "none", `"none", "client" (nothing sent) or "server" (sent, not persisted)`)
+	dryrun.AddFlag(cmd)
 	return cmd
 }
 
@@ -85,17 +92,8 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
-	dry := cmdutil.DryRunNone
-	switch o.DryRun {
-	case "", "none", "false":
-	case "client", "true":
-		dry = cmdutil.DryRunClient
-	case "server":
-		dry = cmdutil.DryRunServer
-	default:
-		return fmt.Errorf(`Invalid dry-run value (%v). Must be "none", "server", or "client".`, o.DryRun) //nolint:staticcheck // kubectl's words
-	}
-	dryRunSuffix := map[cmdutil.DryRunStrategy]string{cmdutil.DryRunClient: " (dry run)", cmdutil.DryRunServer: " (server dry run)"}[dry]
+	dry := o.DryRun
+	dryRunSuffix := dryrun.Suffix(dry)
 	if o.Now {
 		if o.GracePeriod != -1 {
 			return fmt.Errorf("--now and --grace-period cannot be specified together")

@@ -4,6 +4,10 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 )
 
 func TestPropagation(t *testing.T) {
@@ -21,5 +25,29 @@ func TestPropagation(t *testing.T) {
 	}
 	if _, err := propagation("sideways"); err == nil {
 		t.Error("propagation(sideways) accepted")
+	}
+}
+
+// TestDryRunFlag: delete takes --dry-run as kubectl does: bare (a client
+// dry run), the deprecated booleans, and kubectl's words for a bad value.
+func TestDryRunFlag(t *testing.T) {
+	streams := genericiooptions.NewTestIOStreamsDiscard()
+	for args, want := range map[string]cmdutil.DryRunStrategy{"--dry-run": cmdutil.DryRunClient, "--dry-run=false": cmdutil.DryRunNone} {
+		cmd := NewCmd(nil, streams)
+		if err := cmd.ParseFlags([]string{args}); err != nil {
+			t.Fatalf("delete %s: %v", args, err)
+		}
+		if dry, err := dryrun.FromCmd(cmd); err != nil || dry != want {
+			t.Errorf("delete %s: %v, %v; want %v", args, dry, err, want)
+		}
+	}
+	for _, bad := range []string{"maybe", ""} {
+		cmd := NewCmd(nil, streams)
+		cmd.SetArgs([]string{"cm", "x", "--dry-run=" + bad})
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		want := `Invalid dry-run value (` + bad + `). Must be "none", "server", or "client".`
+		if err := cmd.Execute(); err == nil || err.Error() != want {
+			t.Errorf("delete --dry-run=%s: %v; want %q", bad, err, want)
+		}
 	}
 }
