@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/kubectl/pkg/scheme"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
 )
 
@@ -299,47 +302,82 @@ func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bo
 	return cmd
 }
 
+// rollbackOfAppliedWarning is kubectl's warning when undo rolls back an
+// object that apply manages: the next apply diffs against the annotation
+// the rollback left as it was.
+const rollbackOfAppliedWarning = "Warning: resource %[1]s was previously managed with '%[3]s apply'. " +
+	"Rolling back will not update the %[2]s annotation, which may cause unexpected behavior on future '%[3]s apply' operations. " +
+	"Consider using '%[3]s apply' with your previous configuration file instead.\n"
+
 func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	var (
 		filenames  resource.FilenameOptions
+		selector   string
 		toRevision int64
-		dryRun     string
 	)
+	printFlags := genericclioptions.NewPrintFlags("rolled back").WithTypeSetter(scheme.Scheme)
 	cmd := &cobra.Command{
 		Use:   "undo (TYPE NAME | TYPE/NAME) [--to-revision=N]",
 		Short: "Roll back to a previous revision (the one before the current by default)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			strategy := cmdutil.DryRunNone
-			switch dryRun {
-			case "", "none":
-			case "client":
-				strategy = cmdutil.DryRunClient
-			case "server":
-				strategy = cmdutil.DryRunServer
-			default:
-				return fmt.Errorf(`invalid dry-run value (%v). Must be "none", "server", or "client"`, dryRun)
-			}
-			infos, err := infosFor(f, args, &filenames)
+			strategy, err := dryrun.FromCmd(cmd)
 			if err != nil {
 				return err
 			}
-			for _, info := range infos {
+			ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
+				return fmt.Errorf("required resource not specified")
+			}
+			r := f.NewBuilder().
+				WithScheme(scheme.Scheme, scheme.Scheme.PrioritizedVersionsAllGroups()...).
+				NamespaceParam(ns).DefaultNamespace().
+				LabelSelectorParam(selector).
+				FilenameParam(enforce, &filenames).
+				ResourceTypeOrNameArgs(true, args...).
+				ContinueOnError().
+				Latest().
+				Flatten().
+				Do()
+			if err := r.Err(); err != nil {
+				return err
+			}
+			return r.Visit(func(info *resource.Info, err error) error {
+				if err != nil {
+					return err
+				}
+				if a, err := meta.Accessor(info.Object); err == nil {
+					if _, ok := a.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; ok {
+						fmt.Fprintf(streams.ErrOut, rollbackOfAppliedWarning, info.ObjectName(), corev1.LastAppliedConfigAnnotation, "kubectl-lite")
+					}
+				}
 				rb, err := polymorphichelpers.RollbackerFn(f, info.Mapping)
 				if err != nil {
 					return err
 				}
+				// A client dry run's result is the pod template it
+				// would roll back to, printed in place of "rolled back".
 				result, err := rb.Rollback(info.Object, nil, toRevision, strategy)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(streams.Out, "%s %s\n", ref(info), result)
-			}
-			return nil
+				printFlags.NamePrintFlags.Operation = result + dryrun.Suffix(strategy)
+				p, err := printFlags.ToPrinter()
+				if err != nil {
+					return err
+				}
+				return p.PrintObj(info.Object, streams.Out)
+			})
 		},
 	}
 	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
+	cmd.Flags().BoolVarP(&filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to roll back to; 0 means the previous one")
-	cmd.Flags().StringVar(&dryRun, "dry-run", "none", `"none", "client" or "server"`)
+	dryrun.AddFlag(cmd)
+	printFlags.AddFlags(cmd)
 	return cmd
 }
 

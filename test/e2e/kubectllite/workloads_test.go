@@ -424,6 +424,24 @@ func TestRollout(t *testing.T) {
 		if img := d.Spec.Template.Spec.Containers[0].Image; img != "busybox:1" {
 			t.Fatalf("image after undo %q, want busybox:1", img)
 		}
+		// kubectl's dry runs: the suffix on the printed line, -o, a bare
+		// --dry-run printing the template it would roll back to, and
+		// nothing changed.
+		r = mustSucceed(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=2", "--dry-run=server")
+		if r.out != "deployment.apps/web rolled back (server dry run)\n" {
+			t.Fatalf("undo --dry-run=server: %q", r.out)
+		}
+		r = mustSucceed(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=2", "--dry-run=server", "-o", "name")
+		if r.out != "deployment.apps/web\n" {
+			t.Fatalf("undo --dry-run=server -o name: %q", r.out)
+		}
+		r = mustSucceed(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=2", "--dry-run")
+		if !strings.HasPrefix(r.out, "deployment.apps/web Pod Template:\n") || !strings.Contains(r.out, "busybox:2") || !strings.HasSuffix(r.out, " (dry run)\n") {
+			t.Fatalf("undo --dry-run:\n%s", r.out)
+		}
+		if d, err := env.cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{}); err != nil || d.Spec.Template.Spec.Containers[0].Image != "busybox:1" {
+			t.Fatalf("a dry run rolled back: %v", err)
+		}
 		r = kubectl(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=9")
 		if r.code != 1 || !strings.Contains(r.err, "unable to find specified revision 9 in history") {
 			t.Fatalf("undo to a missing revision: %s", r)
