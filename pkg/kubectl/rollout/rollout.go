@@ -221,8 +221,9 @@ func printRevisions(viewer polymorphichelpers.HistoryViewer, info *resource.Info
 // already paused" refusal.
 func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bool) *cobra.Command {
 	var (
-		filenames resource.FilenameOptions
-		selector  string
+		filenames    resource.FilenameOptions
+		selector     string
+		fieldManager string
 	)
 	verb, done, mutate := "resume", "resumed", set.PatchFn(polymorphichelpers.ObjectResumerFn)
 	if pause {
@@ -272,6 +273,7 @@ func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bo
 				op := "already " + done
 				if len(patch.Patch) != 0 && string(patch.Patch) != "{}" {
 					obj, err := resource.NewHelper(info.Client, info.Mapping).
+						WithFieldManager(fieldManager).
 						Patch(info.Namespace, info.Name, types.StrategicMergePatchType, patch.Patch, nil)
 					if err != nil {
 						errs = append(errs, fmt.Errorf("failed to patch: %w", err))
@@ -295,8 +297,10 @@ func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bo
 			return utilerrors.NewAggregate(errs)
 		},
 	}
-	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
-	cmd.Flags().BoolVarP(&filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	// kubectl's -f, -k and -R, and the field manager its patch is
+	// recorded under.
+	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
+	cmdutil.AddFieldManagerFlagVar(cmd, &fieldManager, "kubectl-rollout")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
 	printFlags.AddFlags(cmd)
 	return cmd

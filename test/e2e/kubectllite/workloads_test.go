@@ -490,6 +490,16 @@ func TestRollout(t *testing.T) {
 				t.Fatalf("after rollout %s: paused=%v (%v)", s.verb, d.Spec.Paused, err)
 			}
 		}
+		// kubectl's -k and --field-manager.
+		dir := t.TempDir()
+		writeFile(t, dir, "web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+		writeFile(t, dir, "kustomization.yaml", "namespace: "+ns+"\nresources: [web.yaml]\n")
+		for _, verb := range []string{"pause", "resume"} {
+			r := mustSucceed(t, "rollout", verb, "-k", dir, "--field-manager=e2e")
+			if want := "deployment.apps/web " + verb + "d\n"; r.out != want {
+				t.Fatalf("rollout %s -k: %q, want %q", verb, r.out, want)
+			}
+		}
 		r := kubectl(t, "rollout", "pause", "-n", ns, "replicaset/web-h1")
 		if r.code != 1 || r.err != "error: replicasets.apps \"web-h1\" pausing is not supported\n" {
 			t.Fatalf("%s", r)
