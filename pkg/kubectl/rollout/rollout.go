@@ -376,8 +376,7 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 			})
 		},
 	}
-	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
-	cmd.Flags().BoolVarP(&filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to roll back to; 0 means the previous one")
 	dryrun.AddFlag(cmd)

@@ -435,6 +435,13 @@ func TestRollout(t *testing.T) {
 		if r.out != "deployment.apps/web\n" {
 			t.Fatalf("undo --dry-run=server -o name: %q", r.out)
 		}
+		dir := t.TempDir()
+		writeFile(t, dir, "web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+		writeFile(t, dir, "kustomization.yaml", "namespace: "+ns+"\nresources: [web.yaml]\n")
+		r = mustSucceed(t, "rollout", "undo", "-k", dir, "--to-revision=2", "--dry-run=server")
+		if r.out != "deployment.apps/web rolled back (server dry run)\n" {
+			t.Fatalf("undo -k --dry-run=server: %q", r.out)
+		}
 		r = mustSucceed(t, "rollout", "undo", "-n", ns, "deployment/web", "--to-revision=2", "--dry-run")
 		if !strings.HasPrefix(r.out, "deployment.apps/web Pod Template:\n") || !strings.Contains(r.out, "busybox:2") || !strings.HasSuffix(r.out, " (dry run)\n") {
 			t.Fatalf("undo --dry-run:\n%s", r.out)
