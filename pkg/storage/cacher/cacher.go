@@ -40,8 +40,6 @@ const (
 	// DefaultWatcherBuffer is how many events a watcher may fall behind
 	// the cache before the slow-watcher bound applies.
 	DefaultWatcherBuffer = 1000
-	// resultBuffer lets the HTTP handler write bursts in one go.
-	resultBuffer = 16
 	// DefaultBookmarkInterval matches the storage's.
 	DefaultBookmarkInterval = 2 * time.Second
 	// restartDelay spaces re-watches of the storage after a failure.
@@ -309,23 +307,27 @@ func (c *Cacher) bookmark(rev int64) {
 	c.dispatch(ws, &event{typ: watch.Bookmark, rev: rev, obj: obj})
 }
 
-// dispatch hands e to every interested watcher. A watcher whose buffer is
+// dispatch hands e to every watcher it concerns. A watcher whose buffer is
 // full gets until the slow-watcher bound (shared by all such watchers) to
 // make room, and is ended after it: its client re-watches from the last
 // resourceVersion it received, which the ring serves.
 func (c *Cacher) dispatch(ws []*cacheWatcher, e *event) {
-	var blocked []*cacheWatcher
+	type pending struct {
+		w  *cacheWatcher
+		ev watch.Event
+	}
+	var blocked []pending
 	for _, w := range ws {
-		if !w.wants(e) {
+		ev, ok := w.next(e)
+		if !ok {
 			continue
 		}
-		select {
-		case w.input <- e:
-		case <-w.done:
-		default:
-			if e.typ != watch.Bookmark { // a bookmark may be skipped, never waited for
-				blocked = append(blocked, w)
+		if w.trySend(ev) {
+			if w.failed {
+				w.end()
 			}
+		} else if ev.Type != watch.Bookmark { // a bookmark may be skipped, never waited for
+			blocked = append(blocked, pending{w, ev})
 		}
 	}
 	if len(blocked) == 0 {
@@ -334,25 +336,19 @@ func (c *Cacher) dispatch(ws []*cacheWatcher, e *event) {
 	t := c.cfg.Clock.NewTimer(c.cfg.SlowWatcherBound)
 	defer t.Stop()
 	expired := false
-	for _, w := range blocked {
-		if !expired {
-			select {
-			case w.input <- e:
-				continue
-			case <-w.done:
-				continue
-			case <-t.C():
-				expired = true
+	for _, p := range blocked {
+		if !expired && p.w.sendBefore(p.ev, t.C()) {
+			if p.w.failed {
+				p.w.end()
 			}
+			continue
 		}
-		select {
-		case w.input <- e:
-		case <-w.done:
-		default:
-			slog.Info("watch cache: ending a watcher that does not keep up", "prefix", c.cfg.Prefix, "key", w.key)
+		expired = true
+		if !p.w.trySend(p.ev) {
+			slog.Info("watch cache: ending a watcher that does not keep up", "prefix", c.cfg.Prefix, "key", p.w.key)
 			c.cfg.Metrics.terminated(c.gr)
-			w.end()
 		}
+		p.w.end()
 	}
 }
 
@@ -385,10 +381,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		pred:      opts.Predicate,
 		filter:    !opts.Predicate.Empty(),
 		bookmarks: opts.AllowWatchBookmarks,
-		input:     make(chan *event, c.cfg.WatcherBuffer),
-		result:    make(chan watch.Event, resultBuffer),
 		done:      make(chan struct{}),
-		finished:  make(chan struct{}),
 	}
 	c.mu.Lock()
 	if !c.ready || (n != 0 && n < c.oldest) {
@@ -396,17 +389,49 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		c.mu.Unlock()
 		return c.fromStorage(ctx, key, opts)
 	}
+	// What the watch starts with is queued now, in room made for it, so
+	// that the dispatcher can deliver what follows straight after it.
+	var first []watch.Event
 	if n == 0 {
-		w.initial, w.fromRev = c.currentLocked(w), c.rev
+		w.last.rev = c.rev
+		for _, obj := range c.currentLocked(w) {
+			match, err := w.matches(obj)
+			if err != nil {
+				w.failed = true
+				first = append(first, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
+				break
+			}
+			if match {
+				first = append(first, watch.Event{Type: watch.Added, Object: obj})
+			}
+		}
 	} else {
-		w.replay, w.fromRev = c.sinceLocked(n, w), n
+		w.last.rev = n
+		for _, e := range c.sinceLocked(n, w) {
+			if ev, ok := w.next(e); ok {
+				first = append(first, ev)
+				if w.failed {
+					break
+				}
+			}
+		}
+	}
+	w.result = make(chan watch.Event, len(first)+c.cfg.WatcherBuffer)
+	for _, ev := range first {
+		w.result <- ev
+	}
+	if w.failed {
+		c.mu.Unlock()
+		w.closed = true
+		close(w.result)
+		return w, nil
 	}
 	ws := make([]*cacheWatcher, len(c.watchers), len(c.watchers)+1)
 	copy(ws, c.watchers)
 	c.watchers = append(ws, w)
 	c.mu.Unlock()
+	context.AfterFunc(ctx, w.end)
 	c.cfg.Metrics.watch(c.gr, "cache")
-	go w.run(ctx)
 	return w, nil
 }
 

@@ -9,6 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kube-lite/kube-lite/pkg/storage"
@@ -281,11 +284,11 @@ func TestSlowWatcherIsEndedWhileOthersKeepReceiving(t *testing.T) {
 	slow := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: from, Recursive: true})
 	fast := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: from, Recursive: true})
 
-	// Enough to fill the slow watcher's buffer, its goroutine and its
-	// result channel several times over. Each write waits until the fast
-	// watcher has it; while it waits, a dispatcher blocked on the slow
-	// watcher gets its bound from the fake clock.
-	const n = 3 * (buffer + resultBuffer + 1)
+	// Enough to fill the slow watcher's buffer several times over. Each
+	// write waits until the fast watcher has it; while it waits, a
+	// dispatcher blocked on the slow watcher gets its bound from the fake
+	// clock.
+	const n = 3 * (buffer + 1)
 	var made []*corev1.ConfigMap
 	for i := range n {
 		cm := mustCreate(t, c, configMap("ns", fmt.Sprintf("c%03d", i), nil))
@@ -425,13 +428,21 @@ func TestStorageWatchFailureEndsCachedWatchersAndTheCacheRestarts(t *testing.T) 
 	}
 
 	// While the cache restarts, watches go to the storage and miss nothing.
-	poll(t, "restart timer", c.clock.HasWaiters)
 	during := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
 	if cached(during) {
 		t.Fatal("served from a cache that is restarting")
 	}
-	c.clock.Step(restartDelay)
-	c.waitReady(t)
+	// The restart waits for its delay. (A fake ticker stays a waiter after
+	// Stop, so the waiters do not tell when the restart timer exists.)
+	poll(t, "the cache restarted", func() bool {
+		c.mu.RLock()
+		ready := c.ready
+		c.mu.RUnlock()
+		if !ready {
+			c.clock.Step(restartDelay)
+		}
+		return ready
+	})
 	d := mustCreate(t, c, configMap("ns", "d", nil))
 	c.waitRev(t, rvOf(t, d))
 	after := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: d.ResourceVersion, Recursive: true})
@@ -459,4 +470,39 @@ func TestStoppedWatcherLeavesTheCache(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d watchers left after Stop", n)
 	}
+}
+
+// TestSelectorErrorEndsTheWatch: an object the selector cannot be applied
+// to is reported as an internal error and ends that watch, whether it is
+// in the initial state or a later change; other watches go on.
+func TestSelectorErrorEndsTheWatch(t *testing.T) {
+	c := startCacher(t, newStore(t, sharedClient), nil)
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	c.waitRev(t, rvOf(t, a))
+	broken := storage.SelectionPredicate{
+		Label: labelPredicate(t, "x=y").Label,
+		GetAttrs: func(runtime.Object) (labels.Set, fields.Set, error) {
+			return nil, nil, fmt.Errorf("no attributes")
+		},
+	}
+	expectErrorThenEnd := func(w watch.Interface) {
+		t.Helper()
+		ev := next(t, w)
+		if st, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || st.Code != 500 {
+			t.Fatalf("got %s, want a 500 ERROR", desc(t, ev))
+		}
+		if ev, ok := <-w.ResultChan(); ok {
+			t.Fatalf("got %s after the error, want the end", desc(t, ev))
+		}
+		w.Stop() // after the end, harmless
+	}
+
+	atStart := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: broken})
+	expectErrorThenEnd(atStart)
+
+	later := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true, Predicate: broken})
+	fine := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
+	b := mustCreate(t, c, configMap("ns", "b", nil))
+	expectErrorThenEnd(later)
+	expect(t, fine, descObj(watch.Added, b))
 }

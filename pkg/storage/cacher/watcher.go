@@ -1,10 +1,10 @@
 package cacher
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,10 +13,12 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
-// cacheWatcher is one client watch served from the cache. The dispatcher
-// queues every event under its key on input; its own goroutine filters
-// them with the predicate and delivers them, so that a slow client only
-// fills its own buffer.
+// cacheWatcher is one client watch served from the cache. It has no
+// goroutine of its own: Watch queues what it replays, then the cache's
+// dispatcher converts each change for it and puts it straight on the
+// channel the client reads. On a small machine every goroutine an event
+// passes through is a wake-up, often of another CPU, so the cache adds
+// one hop, not two.
 type cacheWatcher struct {
 	c         *Cacher
 	key       string
@@ -25,26 +27,33 @@ type cacheWatcher struct {
 	filter    bool
 	bookmarks bool
 
-	// initial: current objects to send as ADDED first (rv "0"); replay:
-	// ring events after fromRev to send before the live ones.
-	initial []runtime.Object
-	replay  []*event
-	fromRev int64
+	// last is what the client has been sent. Only the goroutine that
+	// delivers to the watcher touches it: Watch until the watcher is
+	// registered, then the dispatcher.
+	last progress
+	// failed: a change could not be converted; the watch ends after
+	// reporting it.
+	failed bool
 
-	input  chan *event
+	// mu orders sends on result with its close. A send may wait for room
+	// under it; end closes done first, which releases that wait.
+	mu     sync.Mutex
+	closed bool
 	result chan watch.Event
 	// done is closed to end the watch (Stop, ctx, slowness or a cache
-	// restart); finished once ResultChan is closed.
-	done     chan struct{}
-	endOnce  sync.Once
-	finished chan struct{}
+	// restart).
+	done    chan struct{}
+	endOnce sync.Once
 }
 
-// Stop ends the watch and waits until ResultChan is closed.
-func (w *cacheWatcher) Stop() {
-	w.end()
-	<-w.finished
+// progress is how far a watcher's client is: the revision it has every
+// change up to, and the last bookmark it got.
+type progress struct {
+	rev, bookmark int64
 }
+
+// Stop ends the watch; ResultChan is closed when it returns.
+func (w *cacheWatcher) Stop() { w.end() }
 
 func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.result }
 
@@ -52,6 +61,12 @@ func (w *cacheWatcher) end() {
 	w.endOnce.Do(func() {
 		close(w.done)
 		w.c.remove(w)
+		w.mu.Lock()
+		if !w.closed { // a watch that failed as it started is closed already
+			w.closed = true
+			close(w.result)
+		}
+		w.mu.Unlock()
 	})
 }
 
@@ -62,81 +77,28 @@ func (w *cacheWatcher) matchesKey(key string) bool {
 	return key == w.key
 }
 
-// wants reports whether the dispatcher should queue e for w.
-func (w *cacheWatcher) wants(e *event) bool {
+// next is what w's client gets for e, if anything, and moves w's progress:
+// a change it has not had yet (a watch may start after revisions the cache
+// has not seen) that concerns its selection, or a bookmark it asked for,
+// once per revision and never behind what it has.
+func (w *cacheWatcher) next(e *event) (watch.Event, bool) {
 	if e.typ == watch.Bookmark {
-		return w.bookmarks
-	}
-	return w.matchesKey(e.key)
-}
-
-func (w *cacheWatcher) run(ctx context.Context) {
-	defer close(w.finished)
-	defer close(w.result)
-	defer w.end()
-
-	for _, obj := range w.initial {
-		match, err := w.matches(obj)
-		if err != nil {
-			w.sendError(ctx, err)
-			return
+		if !w.bookmarks || e.rev < w.last.rev || e.rev <= w.last.bookmark {
+			return watch.Event{}, false
 		}
-		if match && !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
-			return
-		}
+		w.last.rev, w.last.bookmark = e.rev, e.rev
+		return watch.Event{Type: watch.Bookmark, Object: e.obj}, true
 	}
-	w.initial = nil
-	last := progress{rev: w.fromRev}
-	for _, e := range w.replay {
-		if !w.process(ctx, e, &last) {
-			return
-		}
-	}
-	w.replay = nil
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.done:
-			return
-		case e := <-w.input:
-			if !w.process(ctx, e, &last) {
-				return
-			}
-		}
-	}
-}
-
-// progress is how far a watcher's client is: the revision it has every
-// change up to, and the last bookmark it got.
-type progress struct {
-	rev, bookmark int64
-}
-
-// process delivers e if w has not had its revision yet (a watch may start
-// after revisions the cache has not seen) and it concerns w's selection. A
-// bookmark goes out once per revision, never behind what w has sent.
-func (w *cacheWatcher) process(ctx context.Context, e *event, last *progress) bool {
-	if e.typ == watch.Bookmark {
-		if e.rev < last.rev || e.rev <= last.bookmark {
-			return true
-		}
-		last.rev, last.bookmark = e.rev, e.rev
-		return w.send(ctx, watch.Event{Type: watch.Bookmark, Object: e.obj})
-	}
-	if e.rev <= last.rev {
-		return true
+	if e.rev <= w.last.rev || !w.matchesKey(e.key) {
+		return watch.Event{}, false
 	}
 	ev, ok, err := w.convert(e)
 	if err != nil {
-		w.sendError(ctx, err)
-		return false
+		w.failed = true
+		return watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}, true
 	}
-	last.rev = e.rev
-	if !ok {
-		return true
-	}
-	return w.send(ctx, ev)
+	w.last.rev = e.rev
+	return ev, ok
 }
 
 // convert turns a change into what a client of the predicate's selection
@@ -179,17 +141,36 @@ func (w *cacheWatcher) matches(obj runtime.Object) (bool, error) {
 	return ok, nil
 }
 
-func (w *cacheWatcher) send(ctx context.Context, ev watch.Event) bool {
+// trySend queues ev if there is room; an ended watch takes (and drops)
+// everything.
+func (w *cacheWatcher) trySend(ev watch.Event) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return true
+	}
 	select {
 	case w.result <- ev:
 		return true
-	case <-w.done:
-		return false
-	case <-ctx.Done():
+	default:
 		return false
 	}
 }
 
-func (w *cacheWatcher) sendError(ctx context.Context, err error) {
-	w.send(ctx, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
+// sendBefore waits for room for ev until expire fires, and reports
+// whether it did not.
+func (w *cacheWatcher) sendBefore(ev watch.Event, expire <-chan time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return true
+	}
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.done:
+		return true
+	case <-expire:
+		return false
+	}
 }
