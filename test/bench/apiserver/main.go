@@ -49,10 +49,13 @@ type options struct {
 	count      int
 	maxPerStep time.Duration
 	watchers   int
-	events     int
-	keep       bool
-	profile    string
-	profileFor time.Duration
+	// busyWatchers watch every ConfigMap while the creates run, as the
+	// informers of a running cluster watch what is written.
+	busyWatchers int
+	events       int
+	keep         bool
+	profile      string
+	profileFor   time.Duration
 	// benchProfile is a CPU profile of this process (client-go) during
 	// the last create step: on two cores its cycles are taken from the
 	// server's.
@@ -76,6 +79,7 @@ func main() {
 	flag.IntVar(&o.count, "count", 3000, "creates per client count (fewer if -max-step ends the step first)")
 	flag.DurationVar(&o.maxPerStep, "max-step", 20*time.Second, "upper bound on the duration of one measurement")
 	flag.IntVar(&o.watchers, "watchers", 100, "watchers for the delivery latency measurement")
+	flag.IntVar(&o.busyWatchers, "create-watchers", 0, "watchers of every ConfigMap that run while the creates are measured (a running cluster's informers)")
 	flag.IntVar(&o.events, "events", 200, "objects created while the watchers watch")
 	flag.BoolVar(&o.protobuf, "protobuf", true, "talk protobuf to the apiserver (false: JSON)")
 	flag.StringVar(&o.etcdServers, "etcd-servers", "", "an external etcd (http://127.0.0.1:2379) for the apiserver and the floor; empty uses the embedded one")
@@ -211,6 +215,13 @@ func measure(ctx context.Context, o options, srv *server, profile, benchProfile 
 			return nil, fmt.Errorf("%s: etcd creates with %d clients: %w", srv.name, n, err)
 		}
 		results = append(results, r)
+	}
+	if o.busyWatchers > 0 {
+		stop, err := watchAll(ctx, cs, o.busyWatchers)
+		if err != nil {
+			return nil, fmt.Errorf("%s: watchers during creates: %w", srv.name, err)
+		}
+		defer stop()
 	}
 	for _, n := range o.clients {
 		last := n == o.clients[len(o.clients)-1]
@@ -413,6 +424,41 @@ func rawEtcdCreates(ctx context.Context, c *clientv3.Client, clients, total int,
 		return nil
 	})
 	return result{what: "etcd create txn (floor)", clients: clients, ops: ops, elapsed: elapsed, lat: lat}, err
+}
+
+// watchAll starts n watches of every ConfigMap from now on that read and
+// drop what they receive, until the returned func is called.
+func watchAll(ctx context.Context, cs kubernetes.Interface, n int) (func(), error) {
+	list, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range n {
+		w, err := cs.CoreV1().ConfigMaps("").Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case _, ok := <-w.ResultChan():
+					if !ok {
+						return
+					}
+				}
+			}
+		}()
+	}
+	return func() { cancel(); wg.Wait() }, nil
 }
 
 // watchLatency starts watchers on one namespace, creates objects one after
