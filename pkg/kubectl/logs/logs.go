@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -58,12 +59,15 @@ type Options struct {
 	PodTimeout    time.Duration
 
 	tailSet bool
-	streams genericiooptions.IOStreams
+	// retryEvery is how often -f asks again for a stream the apiserver
+	// refused (a container not started yet); tests shorten it.
+	retryEvery time.Duration
+	streams    genericiooptions.IOStreams
 }
 
 // NewCmd returns `logs`.
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{streams: streams}
+	o := &Options{streams: streams, retryEvery: time.Second}
 	cmd := &cobra.Command{
 		Use:   usage,
 		Short: "Print the logs of a container in a pod",
@@ -125,12 +129,23 @@ func (o *Options) PodLogOptions() (*corev1.PodLogOptions, error) {
 	return opts, nil
 }
 
-func (o *Options) validate(args []string, containerFlag bool, opts *corev1.PodLogOptions) error {
+// checkArgs refuses what kubectl refuses before it looks the pod up.
+func (o *Options) checkArgs(args []string) error {
 	switch {
 	case len(args) == 0 && o.Selector == "", len(args) > 2:
 		return fmt.Errorf("expected '%s'.\nPOD or TYPE/NAME is a required argument for the logs command\n%s", usage, seeHelp)
 	case len(args) == 1 && o.Selector != "":
 		return fmt.Errorf("only a selector (-l) or a POD name is allowed\n%s", seeHelp)
+	case o.PodTimeout <= 0:
+		return fmt.Errorf("--pod-running-timeout must be higher than zero")
+	}
+	return nil
+}
+
+// validate refuses what kubectl refuses once the pod is found, so that a
+// missing pod is reported first, as kubectl reports it.
+func (o *Options) validate(args []string, containerFlag bool, opts *corev1.PodLogOptions) error {
+	switch {
 	case o.SinceTime != "" && o.Since != 0:
 		return fmt.Errorf("at most one of `sinceTime` or `sinceSeconds` may be specified")
 	case o.AllContainers && opts.Container != "":
@@ -139,9 +154,9 @@ func (o *Options) validate(args []string, containerFlag bool, opts *corev1.PodLo
 		return fmt.Errorf("only one of -c or an inline [CONTAINER] arg is allowed")
 	case o.LimitBytes < 0:
 		return fmt.Errorf("--limit-bytes must be greater than 0")
-	case o.Since < 0:
+	case opts.SinceSeconds != nil && *opts.SinceSeconds < 0:
 		return fmt.Errorf("--since must be greater than 0")
-	case o.Tail < -1:
+	case opts.TailLines != nil && *opts.TailLines < -1:
 		return fmt.Errorf("--tail must be greater than or equal to -1")
 	}
 	return nil
@@ -150,20 +165,20 @@ func (o *Options) validate(args []string, containerFlag bool, opts *corev1.PodLo
 // Run prints (or follows) the logs of the pod, of a pod of the workload,
 // or of every pod the selector picks.
 func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string, containerFlag bool) error {
+	if err := o.checkArgs(args); err != nil {
+		return err
+	}
 	if len(args) == 2 {
 		o.Container = args[1]
-	}
-	opts, err := o.PodLogOptions()
-	if err != nil {
-		return err
-	}
-	if err := o.validate(args, containerFlag, opts); err != nil {
-		return err
 	}
 	if o.AllPods {
 		o.Prefix = true
 	}
 	ns, _, err := f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	opts, err := o.PodLogOptions()
 	if err != nil {
 		return err
 	}
@@ -186,6 +201,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string, con
 	if len(infos) != 1 {
 		return errors.New("expected a resource")
 	}
+	if err := o.validate(args, containerFlag, opts); err != nil {
+		return err
+	}
 	obj := infos[0].Object
 	if list, ok := obj.(*corev1.PodList); ok && len(list.Items) == 0 {
 		fmt.Fprintf(o.streams.ErrOut, "No resources found in %s namespace.\n", ns)
@@ -207,7 +225,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string, con
 		return o.parallel(ctx, refs, requests)
 	}
 	for _, ref := range refs {
-		if err := o.consume(ctx, requests[ref], o.withPrefix(ref, o.streams.Out), o.streams.ErrOut); err != nil {
+		if err := o.consume(ctx, requests[ref], o.withPrefix(ref, o.streams.Out), o.streams.ErrOut, o.streams.Out); err != nil {
 			return err
 		}
 	}
@@ -227,7 +245,7 @@ func (o *Options) parallel(ctx context.Context, refs []corev1.ObjectReference, r
 		wg.Add(1)
 		go func(ref corev1.ObjectReference) {
 			defer wg.Done()
-			if err := o.consume(ctx, requests[ref], o.withPrefix(ref, out), errOut); err != nil {
+			if err := o.consume(ctx, requests[ref], o.withPrefix(ref, out), errOut, out); err != nil {
 				errs <- err
 				cancel()
 			}
@@ -239,14 +257,46 @@ func (o *Options) parallel(ctx context.Context, refs []corev1.ObjectReference, r
 }
 
 // consume copies one stream. With --ignore-errors a failed stream is
-// reported and the others go on.
-func (o *Options) consume(ctx context.Context, req rest.ResponseWrapper, out, errOut io.Writer) error {
-	err := copyStream(ctx, req, out)
-	if err != nil && ctx.Err() != nil {
-		return nil
+// reported to ignoredOut and the others go on; kubectl reports it on
+// standard output, among the logs. With -f, a stream the apiserver refuses (the container
+// has not started yet, the pod is not scheduled yet) is asked for again
+// every second, each refusal shown, until it starts or
+// --pod-running-timeout runs out.
+func (o *Options) consume(ctx context.Context, req rest.ResponseWrapper, out, errOut, ignoredOut io.Writer) error {
+	if !o.Follow {
+		err := copyStream(ctx, req, out)
+		if err != nil && ctx.Err() != nil {
+			return nil
+		}
+		if err != nil && o.IgnoreErrors {
+			fmt.Fprintf(ignoredOut, "error: %v\n", err)
+			return nil
+		}
+		return err
 	}
-	if err != nil && o.IgnoreErrors {
-		fmt.Fprintf(errOut, "error: %v\n", err)
+	// The stream itself runs under ctx, not under the poll's deadline:
+	// --pod-running-timeout bounds the wait for it to start, not how long
+	// it is followed.
+	err := wait.PollUntilContextTimeout(ctx, o.retryEvery, o.PodTimeout, true, func(context.Context) (bool, error) {
+		err := copyStream(ctx, req, out)
+		switch {
+		case err == nil:
+			return true, nil
+		case ctx.Err() != nil:
+			// Stopped by the user, or by another stream's failure.
+			return true, nil
+		case o.IgnoreErrors:
+			fmt.Fprintf(ignoredOut, "error: %v\n", err)
+			return true, nil
+		}
+		fmt.Fprintln(errOut, err.Error())
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			return false, nil
+		}
+		return false, err
+	})
+	if ctx.Err() != nil {
 		return nil
 	}
 	return err

@@ -160,6 +160,39 @@ func TestLogs(t *testing.T) {
 		if r.code != 1 || r.err != want {
 			t.Fatalf("%s\nwant stderr %q", r, want)
 		}
+		// As kubectl, the missing pod is reported before a bad flag value.
+		r = kubectl(t, "logs", "-n", ns, "nobody", "--tail=-5")
+		if r.code != 1 || r.err != want {
+			t.Fatalf("%s\nwant stderr %q", r, want)
+		}
+	})
+	t.Run("-f waits for the pod to be scheduled", func(t *testing.T) {
+		late := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "latecomer"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}}
+		if _, err := env.cs.CoreV1().Pods(ns).Create(context.Background(), late, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := command(ctx, "logs", "-n", ns, "-f", "latecomer", "--pod-running-timeout=80s")
+		var out strings.Builder
+		stderr := &firstLine{seen: make(chan struct{})}
+		cmd.Stdout, cmd.Stderr = &out, stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// kubectl shows each refusal while it waits, then follows.
+		select {
+		case <-stderr.seen:
+		case <-ctx.Done():
+			t.Fatal("no refusal shown")
+		}
+		if first := stderr.line(); first != "pod latecomer does not have a host assigned" {
+			t.Fatalf("first stderr line %q", first)
+		}
+		runPod(t, ns, "latecomer", node, "10.244.2.3")
+		if err := cmd.Wait(); err != nil || out.String() != "app line 1\napp line 2\napp line 3\n" {
+			t.Fatalf("logs -f: %v, stdout %q", err, out.String())
+		}
 	})
 	t.Run("the kubelet's reason", func(t *testing.T) {
 		r := kubectl(t, "logs", "-n", ns, "talker", "-c", "sidecar", "--previous")
@@ -174,6 +207,31 @@ func TestLogs(t *testing.T) {
 			t.Fatalf("%s", r)
 		}
 	})
+}
+
+// firstLine collects a command's stderr and tells when a line is whole.
+type firstLine struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	seen chan struct{}
+	once sync.Once
+}
+
+func (f *firstLine) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.buf.Write(b)
+	if strings.Contains(f.buf.String(), "\n") {
+		f.once.Do(func() { close(f.seen) })
+	}
+	return len(b), nil
+}
+
+func (f *firstLine) line() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, _, _ := strings.Cut(f.buf.String(), "\n")
+	return l
 }
 
 func TestDescribe(t *testing.T) {
