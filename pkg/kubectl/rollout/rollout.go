@@ -5,14 +5,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -22,7 +21,6 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/polymorphichelpers"
 	"k8s.io/kubectl/pkg/scheme"
-	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
@@ -37,7 +35,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		// usage error naming this command's help.
 		Run: cmdutil.DefaultSubCommandRun(streams.Out),
 	}
-	cmd.AddCommand(newStatusCmd(f, streams), newHistoryCmd(f, streams), newUndoCmd(f, streams), newRestartCmd(f, streams, clock.RealClock{}),
+	cmd.AddCommand(newStatusCmd(f, streams), newHistoryCmd(f, streams), newUndoCmd(f, streams), newRestartCmd(f, streams),
 		newPauseCmd(f, streams, true), newPauseCmd(f, streams, false))
 	return cmd
 }
@@ -59,10 +57,6 @@ func infosFor(f cmdutil.Factory, args []string, filenames *resource.FilenameOpti
 		Latest().
 		Flatten().
 		Do().Infos()
-}
-
-func ref(info *resource.Info) string {
-	return strings.ToLower(info.Mapping.GroupVersionKind.GroupKind().String()) + "/" + info.Name
 }
 
 func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -216,23 +210,52 @@ func printRevisions(viewer polymorphichelpers.HistoryViewer, info *resource.Info
 	return nil
 }
 
-// newPauseCmd returns `rollout pause` (pause=true) or `rollout resume`:
-// kubectl's pauser on the typed object gives its patch, or its "is
-// already paused" refusal.
+// patcher is a rollout subcommand that patches each object with what
+// kubectl's polymorphic helper computes: pause, resume, restart.
+type patcher struct {
+	use, short string
+	mutate     func(runtime.Object) ([]byte, error)
+	done       string // the printed operation: "paused"
+	// unchanged handles an object the helper leaves as it is.
+	unchanged func(info *resource.Info) (op string, err error)
+}
+
 func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bool) *cobra.Command {
+	if pause {
+		return newPatchCmd(f, streams, patcher{use: "pause", short: "Stop rolling out template changes until resumed",
+			mutate: polymorphichelpers.ObjectPauserFn, done: "paused",
+			unchanged: func(*resource.Info) (string, error) { return "already paused", nil }})
+	}
+	return newPatchCmd(f, streams, patcher{use: "resume", short: "Resume a paused rollout",
+		mutate: polymorphichelpers.ObjectResumerFn, done: "resumed",
+		unchanged: func(*resource.Info) (string, error) { return "already resumed", nil }})
+}
+
+// newRestartCmd returns `rollout restart`: a new restartedAt annotation
+// on the pod template, so a new revision replaces every pod.
+func newRestartCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	return newPatchCmd(f, streams, patcher{use: "restart", short: "Replace every pod of a deployment through a rollout",
+		mutate: polymorphichelpers.ObjectRestarterFn, done: "restarted",
+		// The annotation has a resolution of a second.
+		unchanged: func(info *resource.Info) (string, error) {
+			return "", fmt.Errorf("failed to create patch for %v: if restart has already been triggered within the past second, please wait before attempting to trigger another", info.Name)
+		}})
+}
+
+// newPatchCmd returns the subcommand: kubectl's flags, every object the
+// arguments, -f, -k or -l pick, each one's line, and one error per object
+// that failed (a kind the helper does not handle is "<resource> <name>
+// pausing is not supported", and so on).
+func newPatchCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, v patcher) *cobra.Command {
 	var (
 		filenames    resource.FilenameOptions
 		selector     string
 		fieldManager string
 	)
-	verb, done, mutate := "resume", "resumed", set.PatchFn(polymorphichelpers.ObjectResumerFn)
-	if pause {
-		verb, done, mutate = "pause", "paused", set.PatchFn(polymorphichelpers.ObjectPauserFn)
-	}
 	printFlags := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
 	cmd := &cobra.Command{
-		Use:   verb + " RESOURCE",
-		Short: map[bool]string{true: "Stop rolling out template changes until resumed", false: "Resume a paused rollout"}[pause],
+		Use:   v.use + " RESOURCE",
+		Short: v.short,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
 			if err != nil {
@@ -259,7 +282,7 @@ func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bo
 			if err != nil {
 				errs = append(errs, err)
 			}
-			patches := set.CalculatePatches(infos, scheme.DefaultJSONEncoder(), mutate)
+			patches := set.CalculatePatches(infos, scheme.DefaultJSONEncoder(), set.PatchFn(v.mutate))
 			if len(patches) == 0 && len(errs) == 0 {
 				fmt.Fprintf(streams.ErrOut, "No resources found in %s namespace.\n", ns)
 				return nil
@@ -270,8 +293,13 @@ func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bo
 					errs = append(errs, fmt.Errorf("error: %s %q %w", info.Mapping.Resource.GroupResource(), info.Name, patch.Err))
 					continue
 				}
-				op := "already " + done
-				if len(patch.Patch) != 0 && string(patch.Patch) != "{}" {
+				op := v.done
+				if len(patch.Patch) == 0 || string(patch.Patch) == "{}" {
+					if op, err = v.unchanged(info); err != nil {
+						errs = append(errs, err)
+						continue
+					}
+				} else {
 					obj, err := resource.NewHelper(info.Client, info.Mapping).
 						WithFieldManager(fieldManager).
 						Patch(info.Namespace, info.Name, types.StrategicMergePatchType, patch.Patch, nil)
@@ -283,7 +311,6 @@ func newPauseCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, pause bo
 						errs = append(errs, err)
 						continue
 					}
-					op = done
 				}
 				printFlags.NamePrintFlags.Operation = op
 				p, err := printFlags.ToPrinter()
@@ -381,43 +408,5 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to roll back to; 0 means the previous one")
 	dryrun.AddFlag(cmd)
 	printFlags.AddFlags(cmd)
-	return cmd
-}
-
-// restartedAtAnnotation is what kubectl sets on the pod template to roll
-// every pod: a changed template is a new revision.
-const restartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
-
-func newRestartCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, clk clock.PassiveClock) *cobra.Command {
-	var filenames resource.FilenameOptions
-	cmd := &cobra.Command{
-		Use:   "restart (TYPE NAME | TYPE/NAME)",
-		Short: "Replace every pod of a deployment through a rollout",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			infos, err := infosFor(f, args, &filenames)
-			if err != nil {
-				return err
-			}
-			patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`,
-				restartedAtAnnotation, clk.Now().Format(time.RFC3339))
-			for _, info := range infos {
-				if gk := info.Mapping.GroupVersionKind.GroupKind(); gk != (schema.GroupKind{Group: "apps", Kind: "Deployment"}) {
-					return fmt.Errorf("%s: restarting is not supported for %s", ref(info), gk.Kind)
-				}
-				if u, ok := info.Object.(*unstructured.Unstructured); ok {
-					if paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused"); paused {
-						return fmt.Errorf("can't restart paused %s (run rollout resume first)", ref(info))
-					}
-				}
-				if _, err := resource.NewHelper(info.Client, info.Mapping).
-					Patch(info.Namespace, info.Name, types.StrategicMergePatchType, []byte(patch), nil); err != nil {
-					return err
-				}
-				fmt.Fprintf(streams.Out, "%s restarted\n", ref(info))
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
 	return cmd
 }

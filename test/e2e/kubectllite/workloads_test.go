@@ -533,6 +533,19 @@ func TestRollout(t *testing.T) {
 		if r.code != 1 {
 			t.Fatalf("restart of a configmap: %s", r)
 		}
+		// kubectl's words for a kind it cannot restart, and -o.
+		r = kubectl(t, "rollout", "restart", "-n", ns, "replicaset/web-h1")
+		if r.code != 1 || r.err != "error: replicasets.apps \"web-h1\" restarting is not supported\n" {
+			t.Fatalf("restart of a replicaset: %s", r)
+		}
+		createDeployment(t, ns, "other", "busybox:1")
+		if _, err := env.cs.AppsV1().Deployments(ns).Patch(context.Background(), "other", types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"x"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r = mustSucceed(t, "rollout", "restart", "-n", ns, "deployments", "-l", "tier=x", "-o", "name")
+		if r.out != "deployment.apps/other\n" {
+			t.Fatalf("restart -l -o name: %q", r.out)
+		}
 	})
 	t.Run("pause and resume", func(t *testing.T) {
 		steps := []struct {
@@ -569,6 +582,12 @@ func TestRollout(t *testing.T) {
 		if r.code != 1 || r.err != "error: replicasets.apps \"web-h1\" pausing is not supported\n" {
 			t.Fatalf("%s", r)
 		}
+		mustSucceed(t, "rollout", "pause", "-n", ns, "deployment/web")
+		r = kubectl(t, "rollout", "restart", "-n", ns, "deployment/web")
+		if r.code != 1 || r.err != "error: deployments.apps \"web\" can't restart paused deployment (run rollout resume first)\n" {
+			t.Fatalf("restart of a paused deployment: %s", r)
+		}
+		mustSucceed(t, "rollout", "resume", "-n", ns, "deployment/web")
 		r = kubectl(t, "rollout", "pause", "-n", ns, "deployments", "-l", "app=none")
 		if r.code != 0 || r.err != "No resources found in "+ns+" namespace.\n" {
 			t.Fatalf("%s", r)
