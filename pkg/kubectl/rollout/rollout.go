@@ -40,28 +40,41 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	return cmd
 }
 
-func infosFor(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions) ([]*resource.Info, error) {
+// visit calls fn with each object the arguments, -f, -k and -l pick, as
+// kubectl does: one that cannot be fetched is reported after the others.
+func visit(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions, selector string, fn func(*resource.Info) error) error {
 	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
-		return nil, fmt.Errorf("required resource not specified")
+		return fmt.Errorf("required resource not specified")
 	}
-	return f.NewBuilder().
+	r := f.NewBuilder().
 		Unstructured().
 		NamespaceParam(ns).DefaultNamespace().
+		LabelSelectorParam(selector).
 		FilenameParam(enforce, filenames).
 		ResourceTypeOrNameArgs(true, args...).
 		ContinueOnError().
 		Latest().
 		Flatten().
-		Do().Infos()
+		Do()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	return r.Visit(func(info *resource.Info, err error) error {
+		if err != nil {
+			return err
+		}
+		return fn(info)
+	})
 }
 
 func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	var (
 		filenames resource.FilenameOptions
+		selector  string
 		watch     bool
 		revision  int64
 		timeout   time.Duration
@@ -70,65 +83,77 @@ func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 		Use:   "status (TYPE NAME | TYPE/NAME | -f FILENAME)",
 		Short: "Show the status of the rollout, waiting for it to finish with --watch (the default)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			infos, err := infosFor(f, args, &filenames)
-			if err != nil {
-				return err
+			if revision < 0 {
+				return fmt.Errorf("revision must be a positive integer: %v", revision)
 			}
-			if len(infos) != 1 {
-				return fmt.Errorf("rollout status is only supported on individual resources and resource collections, but %d resources were found", len(infos))
-			}
-			info := infos[0]
-			viewer, err := polymorphichelpers.StatusViewerFn(info.Mapping)
-			if err != nil {
-				return err
-			}
-			dyn, err := f.DynamicClient()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
-			last := ""
-			var statusErr error
-			err = objwait.Until(ctx, dyn, info.Mapping, info.Namespace, info.Name, func(u *unstructured.Unstructured) bool {
-				if u == nil {
-					statusErr = fmt.Errorf("object has been deleted")
-					return true
-				}
-				msg, done, err := viewer.Status(u, revision)
-				if err != nil {
-					statusErr = err
-					return true
-				}
-				if msg != last {
-					fmt.Fprint(streams.Out, msg)
-					last = msg
-				}
-				return done || !watch
+			// Each object in turn, as kubectl, each with its own --timeout.
+			found := false
+			err := visit(f, args, &filenames, selector, func(info *resource.Info) error {
+				found = true
+				return statusOf(cmd.Context(), f, streams, info, watch, revision, timeout)
 			})
-			if statusErr != nil {
-				return statusErr
-			}
-			if err != nil && ctx.Err() != nil {
-				return fmt.Errorf("timed out waiting for the condition")
+			if err == nil && !found {
+				ns, _, _ := f.ToRawKubeConfigLoader().Namespace()
+				fmt.Fprintf(streams.ErrOut, "No resources found in %s namespace.\n", ns)
 			}
 			return err
 		},
 	}
-	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
+	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", true, "Watch the status of the rollout until it's done")
 	cmd.Flags().Int64Var(&revision, "revision", 0, "Pin to a specific revision; 0 follows the latest")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "How long to wait before giving up; 0 waits forever")
 	return cmd
 }
 
+// statusOf prints the rollout status of one object, until it is done
+// with watch.
+func statusOf(ctx context.Context, f cmdutil.Factory, streams genericiooptions.IOStreams, info *resource.Info, watch bool, revision int64, timeout time.Duration) error {
+	viewer, err := polymorphichelpers.StatusViewerFn(info.Mapping)
+	if err != nil {
+		return err
+	}
+	dyn, err := f.DynamicClient()
+	if err != nil {
+		return err
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	last := ""
+	var statusErr error
+	err = objwait.Until(ctx, dyn, info.Mapping, info.Namespace, info.Name, func(u *unstructured.Unstructured) bool {
+		if u == nil {
+			statusErr = fmt.Errorf("object has been deleted")
+			return true
+		}
+		msg, done, err := viewer.Status(u, revision)
+		if err != nil {
+			statusErr = err
+			return true
+		}
+		if msg != last {
+			fmt.Fprint(streams.Out, msg)
+			last = msg
+		}
+		return done || !watch
+	})
+	if statusErr != nil {
+		return statusErr
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("timed out waiting for the condition")
+	}
+	return err
+}
+
 func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	var (
 		filenames resource.FilenameOptions
+		selector  string
 		revision  int64
 	)
 	printFlags := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
@@ -136,11 +161,7 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 		Use:   "history (TYPE NAME | TYPE/NAME | -f FILENAME)",
 		Short: "Show the revisions of a rollout",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			infos, err := infosFor(f, args, &filenames)
-			if err != nil {
-				return err
-			}
-			for _, info := range infos {
+			return visit(f, args, &filenames, selector, func(info *resource.Info) error {
 				viewer, err := polymorphichelpers.HistoryViewerFn(f, info.Mapping)
 				if err != nil {
 					return err
@@ -148,10 +169,7 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 				if printFlags.OutputFlagSpecified() {
 					// -o prints the revisions themselves (a deployment's
 					// replica sets), oldest first.
-					if err := printRevisions(viewer, info, revision, printFlags, streams); err != nil {
-						return err
-					}
-					continue
+					return printRevisions(viewer, info, revision, printFlags, streams)
 				}
 				out, err := viewer.ViewHistory(info.Namespace, info.Name, revision)
 				if err != nil {
@@ -168,14 +186,12 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 				if err != nil {
 					return err
 				}
-				if err := p.PrintObj(info.Object, streams.Out); err != nil {
-					return err
-				}
-			}
-			return nil
+				return p.PrintObj(info.Object, streams.Out)
+			})
 		},
 	}
-	cmd.Flags().StringSliceVarP(&filenames.Filenames, "filename", "f", nil, "Files identifying the resource")
+	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
 	cmd.Flags().Int64Var(&revision, "revision", 0, "Show the pod template of this revision")
 	printFlags.AddFlags(cmd)
 	return cmd

@@ -414,7 +414,7 @@ func TestRollout(t *testing.T) {
 	ns := namespace(t)
 	d := createDeployment(t, ns, "web", "busybox:2")
 	if _, err := env.cs.AppsV1().Deployments(ns).Patch(context.Background(), "web", "application/merge-patch+json",
-		[]byte(`{"metadata":{"annotations":{"deployment.kubernetes.io/revision":"2"}},"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+		[]byte(`{"metadata":{"labels":{"tier":"front"},"annotations":{"deployment.kubernetes.io/revision":"2"}},"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	createReplicaSet(t, ns, d, "1", "busybox:1")
@@ -449,6 +449,15 @@ func TestRollout(t *testing.T) {
 		if r.out != `deployment "web" successfully rolled out`+"\n" {
 			t.Fatalf("stdout %q", r.out)
 		}
+		// As kubectl: -l, and each object in turn.
+		r = mustSucceed(t, "rollout", "status", "-n", ns, "deployments", "-l", "tier=front")
+		if r.out != `deployment "web" successfully rolled out`+"\n" {
+			t.Fatalf("status -l: %q", r.out)
+		}
+		r = kubectl(t, "rollout", "status", "-n", ns, "deployment/web", "deployment/nope")
+		if r.code != 1 || r.out != `deployment "web" successfully rolled out`+"\n" || r.err != `Error from server (NotFound): deployments.apps "nope" not found`+"\n" {
+			t.Fatalf("status of two, one missing: %s", r)
+		}
 	})
 	t.Run("history", func(t *testing.T) {
 		r := mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web")
@@ -456,6 +465,9 @@ func TestRollout(t *testing.T) {
 		want := [][]string{{"deployment.apps/web"}, {"REVISION", "CHANGE-CAUSE"}, {"1", "<none>"}, {"2", "<none>"}}
 		if fmt.Sprint(got) != fmt.Sprint(want) || !strings.HasSuffix(r.out, "<none>\n\n") {
 			t.Fatalf("history (ending with a blank line, as kubectl's):\n%s", r.out)
+		}
+		if r2 := mustSucceed(t, "rollout", "history", "-n", ns, "deployments", "-l", "tier=front"); r2.out != r.out {
+			t.Fatalf("history -l:\n%s", r2.out)
 		}
 		r = mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web", "-o", "name")
 		if r.out != "replicaset.apps/web-h1\nreplicaset.apps/web-h2\n" {
