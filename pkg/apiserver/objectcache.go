@@ -3,14 +3,12 @@ package apiserver
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -91,7 +89,7 @@ func (c *objectCache) current() bool {
 }
 
 func (c *objectCache) noteWrite(obj runtime.Object) {
-	rev := revisionOf(obj)
+	rev := storage.RevisionOf(obj)
 	for {
 		cur := c.written.Load()
 		if rev <= cur || c.written.CompareAndSwap(cur, rev) {
@@ -162,7 +160,7 @@ func (c *objectCache) watchOnce(ctx context.Context) error {
 		case watch.Error:
 			return apierrors.FromObject(ev.Object)
 		case watch.Bookmark:
-			if initial && isInitialEventsEnd(ev.Object) {
+			if initial && storage.IsInitialEventsEnd(ev.Object) {
 				c.mu.Lock()
 				c.objs = fresh
 				c.mu.Unlock()
@@ -170,7 +168,7 @@ func (c *objectCache) watchOnce(ctx context.Context) error {
 				c.synced.Store(true)
 			}
 			if !initial {
-				c.advance(revisionOf(ev.Object))
+				c.advance(storage.RevisionOf(ev.Object))
 			}
 			continue
 		}
@@ -189,7 +187,7 @@ func (c *objectCache) watchOnce(ctx context.Context) error {
 			put(c.objs, m.GetNamespace(), m.GetName(), ev.Object)
 		}
 		c.mu.Unlock()
-		c.advance(revisionOf(ev.Object))
+		c.advance(storage.RevisionOf(ev.Object))
 	}
 	return nil
 }
@@ -201,20 +199,6 @@ func put(objs map[string]map[string]runtime.Object, ns, name string, obj runtime
 		objs[ns] = byName
 	}
 	byName[name] = obj
-}
-
-func revisionOf(obj runtime.Object) int64 {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return 0
-	}
-	rev, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-	return rev
-}
-
-func isInitialEventsEnd(obj runtime.Object) bool {
-	m, err := meta.Accessor(obj)
-	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 }
 
 // get returns a copy of the cached object; ok is false when the cache is not

@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -211,9 +210,9 @@ func (c *Cacher) follow(ctx context.Context) error {
 		case watch.Error:
 			return apierrors.FromObject(ev.Object)
 		case watch.Bookmark:
-			rev := revisionOf(ev.Object)
+			rev := storage.RevisionOf(ev.Object)
 			if initial != nil {
-				if isInitialEventsEnd(ev.Object) {
+				if storage.IsInitialEventsEnd(ev.Object) {
 					c.start(initial, rev)
 					initial = nil
 				}
@@ -262,7 +261,7 @@ func (c *Cacher) reset() {
 }
 
 func (c *Cacher) apply(typ watch.EventType, key string, obj runtime.Object) {
-	e := &event{typ: typ, key: key, rev: revisionOf(obj), obj: obj}
+	e := &event{typ: typ, key: key, rev: storage.RevisionOf(obj), obj: obj}
 	c.mu.Lock()
 	e.prev = c.objects[key]
 	if typ == watch.Deleted {
@@ -322,7 +321,7 @@ func (c *Cacher) dispatch(ws []*cacheWatcher, e *event) {
 		if !ok {
 			continue
 		}
-		if w.trySend(ev) {
+		if w.send(ev, nil) {
 			if w.failed {
 				w.end()
 			}
@@ -337,14 +336,14 @@ func (c *Cacher) dispatch(ws []*cacheWatcher, e *event) {
 	defer t.Stop()
 	expired := false
 	for _, p := range blocked {
-		if !expired && p.w.sendBefore(p.ev, t.C()) {
+		if !expired && p.w.send(p.ev, t.C()) {
 			if p.w.failed {
 				p.w.end()
 			}
 			continue
 		}
 		expired = true
-		if !p.w.trySend(p.ev) {
+		if !p.w.send(p.ev, nil) {
 			slog.Info("watch cache: ending a watcher that does not keep up", "prefix", c.cfg.Prefix, "key", p.w.key)
 			c.cfg.Metrics.terminated(c.gr)
 		}
@@ -501,20 +500,6 @@ func (c *Cacher) remove(w *cacheWatcher) {
 			return
 		}
 	}
-}
-
-func revisionOf(obj runtime.Object) int64 {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return 0
-	}
-	rev, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-	return rev
-}
-
-func isInitialEventsEnd(obj runtime.Object) bool {
-	m, err := meta.Accessor(obj)
-	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 }
 
 // Metrics counts what the watch caches do.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kube-lite/kube-lite/pkg/etcd/etcdtest"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 	"github.com/kube-lite/kube-lite/pkg/storage/etcd3"
 )
@@ -101,7 +102,7 @@ func TestWatchFromRVOlderThanTheRingFallsBackToStorage(t *testing.T) {
 }
 
 func TestCompactedRVStillGets410(t *testing.T) {
-	client := startEtcd(t)
+	client := etcdtest.Start(t)
 	st := newStore(t, client)
 	a := mustCreate(t, st, configMap("ns", "a", nil))
 	mustCreate(t, st, configMap("ns", "b", nil))
@@ -115,7 +116,7 @@ func TestCompactedRVStillGets410(t *testing.T) {
 }
 
 func TestCompactedRVInsideTheRingStillGets410(t *testing.T) {
-	client := startEtcd(t)
+	client := etcdtest.Start(t)
 	st := newStore(t, client)
 	c := startCacher(t, st, nil)
 	a := mustCreate(t, c, configMap("ns", "a", nil))
@@ -268,7 +269,7 @@ func TestFallsBackForConsistentAndInitialEventsWatches(t *testing.T) {
 	if desc(t, ev) != descObj(watch.Added, a) {
 		t.Fatalf("got %s", desc(t, ev))
 	}
-	if ev := next(t, w); ev.Type != watch.Bookmark || !isInitialEventsEnd(ev.Object) {
+	if ev := next(t, w); ev.Type != watch.Bookmark || !storage.IsInitialEventsEnd(ev.Object) {
 		t.Fatalf("got %s, want the initial-events-end bookmark", desc(t, ev))
 	}
 }

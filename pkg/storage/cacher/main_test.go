@@ -23,6 +23,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/api"
 	"github.com/kube-lite/kube-lite/pkg/etcd"
+	"github.com/kube-lite/kube-lite/pkg/etcd/etcdtest"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 	"github.com/kube-lite/kube-lite/pkg/storage/etcd3"
 )
@@ -34,47 +35,10 @@ var sharedClient *clientv3.Client
 var storeSeq atomic.Int64
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "cacher-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: dir, UnsafeNoFsync: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer e.Stop()
-	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer c.Close()
-	sharedClient = c
-	return m.Run()
-}
-
-// startEtcd starts a private etcd for a test that changes global state.
-func startEtcd(t testing.TB) *clientv3.Client {
-	t.Helper()
-	e, err := etcd.StartEmbedded(context.Background(), etcd.EmbeddedConfig{DataDir: t.TempDir(), UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	t.Cleanup(e.Stop)
-	c, err := etcd.NewClient(context.Background(), etcd.Config{Endpoints: e.Endpoints()})
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	os.Exit(etcdtest.Run(func(_ *etcd.Embedded, c *clientv3.Client) int {
+		sharedClient = c
+		return m.Run()
+	}))
 }
 
 var apiScheme = api.NewScheme()

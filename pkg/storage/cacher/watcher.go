@@ -141,29 +141,22 @@ func (w *cacheWatcher) matches(obj runtime.Object) (bool, error) {
 	return ok, nil
 }
 
-// trySend queues ev if there is room; an ended watch takes (and drops)
-// everything.
-func (w *cacheWatcher) trySend(ev watch.Event) bool {
+// send queues ev and reports whether it did (an ended watch takes and
+// drops everything). With expire nil it does not wait for room; otherwise
+// it waits until expire fires.
+func (w *cacheWatcher) send(ev watch.Event, expire <-chan time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return true
 	}
-	select {
-	case w.result <- ev:
-		return true
-	default:
-		return false
-	}
-}
-
-// sendBefore waits for room for ev until expire fires, and reports
-// whether it did not.
-func (w *cacheWatcher) sendBefore(ev watch.Event, expire <-chan time.Time) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return true
+	if expire == nil {
+		select {
+		case w.result <- ev:
+			return true
+		default:
+			return false
+		}
 	}
 	select {
 	case w.result <- ev:

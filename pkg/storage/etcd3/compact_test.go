@@ -10,6 +10,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kube-lite/kube-lite/pkg/etcd/etcdtest"
 )
 
 // compactedBefore reports whether history before rev is gone.
@@ -32,7 +34,7 @@ func put(t *testing.T, c *clientv3.Client) int64 {
 }
 
 func TestCompactRoundsAreSharedBetweenAPIServers(t *testing.T) {
-	c := startEtcd(t)
+	c := etcdtest.Start(t)
 	ctx := testCtx(t)
 	put(t, c)
 	put(t, c)
@@ -73,7 +75,7 @@ func TestCompactRoundsAreSharedBetweenAPIServers(t *testing.T) {
 }
 
 func TestStartCompactorCompactsEveryInterval(t *testing.T) {
-	c := startEtcd(t)
+	c := etcdtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clk := clocktesting.NewFakeClock(time.Now())

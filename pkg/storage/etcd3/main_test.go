@@ -19,6 +19,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/api"
 	"github.com/kube-lite/kube-lite/pkg/etcd"
+	"github.com/kube-lite/kube-lite/pkg/etcd/etcdtest"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
@@ -39,49 +40,12 @@ func bothClients(t *testing.T, f func(t *testing.T, c *clientv3.Client)) {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "etcd3-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: dir, UnsafeNoFsync: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer e.Stop()
-	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer c.Close()
-	sharedClient = c
-	sharedLocal = e.InProcessClient()
-	defer sharedLocal.Close()
-	return m.Run()
-}
-
-// startEtcd starts a private etcd for a test that changes global state.
-func startEtcd(t testing.TB) *clientv3.Client {
-	t.Helper()
-	e, err := etcd.StartEmbedded(context.Background(), etcd.EmbeddedConfig{DataDir: t.TempDir(), UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	t.Cleanup(e.Stop)
-	c, err := etcd.NewClient(context.Background(), etcd.Config{Endpoints: e.Endpoints()})
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	os.Exit(etcdtest.Run(func(e *etcd.Embedded, c *clientv3.Client) int {
+		sharedClient = c
+		sharedLocal = e.InProcessClient()
+		defer sharedLocal.Close()
+		return m.Run()
+	}))
 }
 
 // apiScheme is read-only once built.

@@ -20,6 +20,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kube-lite/kube-lite/pkg/etcd/etcdtest"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
@@ -296,7 +297,7 @@ func remove(t *testing.T, ctx context.Context, s storage.Interface, name string)
 }
 
 func TestCompactedHistoryIsGone(t *testing.T) {
-	c := startEtcd(t)
+	c := etcdtest.Start(t)
 	s := newConfigMapStore(t, c)
 	ctx := testCtx(t)
 	old := mustCreate(t, s, configMap("ns", "a", nil, nil))
