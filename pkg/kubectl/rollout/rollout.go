@@ -43,24 +43,8 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 // visit calls fn with each object the arguments, -f, -k and -l pick, as
 // kubectl does: one that cannot be fetched is reported after the others.
 func visit(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions, selector string, fn func(*resource.Info) error) error {
-	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	r, _, err := targets(f, args, filenames, selector, false)
 	if err != nil {
-		return err
-	}
-	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
-		return fmt.Errorf("required resource not specified")
-	}
-	r := f.NewBuilder().
-		Unstructured().
-		NamespaceParam(ns).DefaultNamespace().
-		LabelSelectorParam(selector).
-		FilenameParam(enforce, filenames).
-		ResourceTypeOrNameArgs(true, args...).
-		ContinueOnError().
-		Latest().
-		Flatten().
-		Do()
-	if err := r.Err(); err != nil {
 		return err
 	}
 	return r.Visit(func(info *resource.Info, err error) error {
@@ -69,6 +53,37 @@ func visit(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions
 		}
 		return fn(info)
 	})
+}
+
+// targets finds the objects the arguments, -f, -k and -l pick, as kubectl's
+// rollout commands do: typed (the scheme's Go types) or unstructured. It
+// also returns the namespace they were looked for in.
+func targets(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions, selector string, typed bool) (*resource.Result, string, error) {
+	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
+		return nil, "", fmt.Errorf("required resource not specified")
+	}
+	b := f.NewBuilder()
+	if typed {
+		b = b.WithScheme(scheme.Scheme, scheme.Scheme.PrioritizedVersionsAllGroups()...)
+	} else {
+		b = b.Unstructured()
+	}
+	r := b.NamespaceParam(ns).DefaultNamespace().
+		LabelSelectorParam(selector).
+		FilenameParam(enforce, filenames).
+		ResourceTypeOrNameArgs(true, args...).
+		ContinueOnError().
+		Latest().
+		Flatten().
+		Do()
+	if err := r.Err(); err != nil {
+		return nil, "", err
+	}
+	return r, ns, nil
 }
 
 func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -273,24 +288,8 @@ func newPatchCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, v patche
 		Use:   v.use + " RESOURCE",
 		Short: v.short,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+			r, ns, err := targets(f, args, &filenames, selector, true)
 			if err != nil {
-				return err
-			}
-			if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
-				return fmt.Errorf("required resource not specified")
-			}
-			r := f.NewBuilder().
-				WithScheme(scheme.Scheme, scheme.Scheme.PrioritizedVersionsAllGroups()...).
-				NamespaceParam(ns).DefaultNamespace().
-				LabelSelectorParam(selector).
-				FilenameParam(enforce, &filenames).
-				ResourceTypeOrNameArgs(true, args...).
-				ContinueOnError().
-				Latest().
-				Flatten().
-				Do()
-			if err := r.Err(); err != nil {
 				return err
 			}
 			var errs []error
@@ -371,24 +370,8 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 			if err != nil {
 				return err
 			}
-			ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+			r, _, err := targets(f, args, &filenames, selector, true)
 			if err != nil {
-				return err
-			}
-			if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
-				return fmt.Errorf("required resource not specified")
-			}
-			r := f.NewBuilder().
-				WithScheme(scheme.Scheme, scheme.Scheme.PrioritizedVersionsAllGroups()...).
-				NamespaceParam(ns).DefaultNamespace().
-				LabelSelectorParam(selector).
-				FilenameParam(enforce, &filenames).
-				ResourceTypeOrNameArgs(true, args...).
-				ContinueOnError().
-				Latest().
-				Flatten().
-				Do()
-			if err := r.Err(); err != nil {
 				return err
 			}
 			return r.Visit(func(info *resource.Info, err error) error {
