@@ -35,11 +35,12 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	client, etcdFailed, stopEtcd, err := connectEtcd(ctx, o)
+	conn, err := connectEtcd(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer stopEtcd()
+	defer conn.close()
+	client, etcdFailed := conn.client, conn.failed
 	// A dead embedded etcd takes the server down with it (an external one
 	// may come back: /readyz reports it meanwhile, as upstream).
 	ctx, stop := context.WithCancel(ctx)
@@ -70,7 +71,7 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 		return fmt.Errorf("load serving certificate: %w", err)
 	}
 
-	cfg := Config{Etcd: client, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Profiling: o.Profiling, Security: &o.Security}
+	cfg := Config{Etcd: client, EtcdCacheWatch: conn.cacheWatch, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Profiling: o.Profiling, Security: &o.Security}
 	clientCAs, err := clientCertPool(&o.Security)
 	if err != nil {
 		return err
@@ -133,34 +134,47 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 	}
 }
 
-// connectEtcd returns a client of the configured etcd, a channel that
-// reports the embedded etcd's failure (nil for an external one) and what
-// closes it all.
-func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, <-chan error, func(), error) {
+// etcdConn is how the server reaches etcd.
+type etcdConn struct {
+	client *clientv3.Client
+	// cacheWatch carries the watch caches' few long-lived watches: the
+	// embedded etcd's in-process client; nil for an external etcd.
+	cacheWatch *clientv3.Client
+	// failed reports the embedded etcd's failure (nil for an external one).
+	failed <-chan error
+	close  func()
+}
+
+// connectEtcd connects to the configured etcd, starting the embedded one
+// unless --etcd-servers is set.
+func connectEtcd(ctx context.Context, o *Options) (*etcdConn, error) {
 	if len(o.EtcdServers) > 0 {
 		c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: o.EtcdServers, CAFile: o.EtcdCAFile, CertFile: o.EtcdCert, KeyFile: o.EtcdKey})
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("connect to etcd %v: %w", o.EtcdServers, err)
+			return nil, fmt.Errorf("connect to etcd %v: %w", o.EtcdServers, err)
 		}
-		return c, nil, func() { _ = c.Close() }, nil
+		return &etcdConn{client: c, close: func() { _ = c.Close() }}, nil
 	}
 	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: o.DataDir})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("start embedded etcd in %s: %w", o.DataDir, err)
+		return nil, fmt.Errorf("start embedded etcd in %s: %w", o.DataDir, err)
 	}
 	slog.Info("embedded etcd ready", "dataDir", o.DataDir, "endpoints", e.Endpoints())
-	// Watches go over loopback gRPC: etcd's in-process adapter can deadlock
-	// when many watches stop while events flow (etcd-io/etcd#18879). Reads
-	// and writes take the in-process path, which skips gRPC, HTTP/2 and
-	// protobuf framing on every request.
+	// Client watches go over loopback gRPC: etcd's in-process adapter can
+	// deadlock when many watches stop while events flow (etcd-io/etcd#18879),
+	// and clients start and stop watches all the time. Reads and writes take
+	// the in-process path, which skips gRPC, HTTP/2 and protobuf framing on
+	// every request, and so do the watch caches' watches: one per resource,
+	// open for the server's life, they cannot make that storm, and each write
+	// then reaches its cache without a trip through the loopback socket.
 	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
 	if err != nil {
 		e.Stop()
-		return nil, nil, nil, fmt.Errorf("connect to the embedded etcd: %w", err)
+		return nil, fmt.Errorf("connect to the embedded etcd: %w", err)
 	}
 	local := e.InProcessClient()
 	c.KV = local.KV
-	return c, e.Failed(), func() { _ = c.Close(); _ = local.Close(); e.Stop() }, nil
+	return &etcdConn{client: c, cacheWatch: local, failed: e.Failed(), close: func() { _ = c.Close(); _ = local.Close(); e.Stop() }}, nil
 }
 
 // systemNamespaces exist in every cluster.

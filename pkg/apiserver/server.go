@@ -30,9 +30,12 @@ import (
 
 // Config is a complete server configuration.
 type Config struct {
-	Etcd       *clientv3.Client
-	EtcdPrefix string
-	Clock      clock.Clock
+	Etcd *clientv3.Client
+	// EtcdCacheWatch, if set, carries the watch caches' watches (one per
+	// resource, open for the server's life) instead of Etcd.
+	EtcdCacheWatch *clientv3.Client
+	EtcdPrefix     string
+	Clock          clock.Clock
 	// Resources defaults to Resources(clock).
 	Resources []*registry.Resource
 	// Admission defaults to the built-in chain.
@@ -77,6 +80,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	scheme := api.NewScheme()
 	opts := []etcd3.Option{etcd3.SharedBookmarks(cfg.Etcd, cfg.BookmarkInterval)}
+	var cacheSourceOpts []etcd3.Option
+	if cfg.EtcdCacheWatch != nil {
+		cacheSourceOpts = []etcd3.Option{etcd3.SharedBookmarks(cfg.EtcdCacheWatch, cfg.BookmarkInterval)}
+	}
 	reg := prometheus.NewRegistry()
 	cacheMetrics := cacher.NewMetrics(reg)
 	stores := make([]*handler.Store, 0, len(cfg.Resources))
@@ -89,10 +96,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			stores = append(stores, st)
 			continue
 		}
+		source := etcdStore
+		if cfg.EtcdCacheWatch != nil {
+			source = etcd3.New(cfg.EtcdCacheWatch, codec, cfg.EtcdPrefix, res.New, cacheSourceOpts...)
+		}
 		// Watches are served from one etcd watch per resource, as
 		// upstream's watch cache does; everything else goes to etcd.
 		c := cacher.New(cacher.Config{
 			Storage:          etcdStore,
+			Source:           source,
 			Prefix:           st.Prefix,
 			KeyFunc:          objectKey(st),
 			NewFunc:          res.New,

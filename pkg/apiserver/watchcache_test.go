@@ -33,7 +33,14 @@ func TestWatchesAreServedFromTheWatchCache(t *testing.T) {
 		_ = client.Close()
 		e.Stop()
 	})
-	srv, err := apiserver.New(ctx, apiserver.Config{Etcd: client})
+	// Client watches over gRPC, the caches' own watches in-process, as
+	// the embedded etcd's server runs them.
+	grpcClient, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = grpcClient.Close() })
+	srv, err := apiserver.New(ctx, apiserver.Config{Etcd: grpcClient, EtcdCacheWatch: client})
 	if err != nil {
 		t.Fatalf("assemble apiserver: %v", err)
 	}

@@ -50,6 +50,9 @@ type Config struct {
 	// Storage is the store of one resource; every call but Watch goes to it
 	// unchanged.
 	Storage storage.Interface
+	// Source, if set, is the same store through another connection, for
+	// the cache's own watch (default Storage).
+	Source storage.Interface
 	// Prefix is the resource's storage key prefix ("/pods/").
 	Prefix string
 	// KeyFunc returns an object's storage key, as the callers of Watch
@@ -136,6 +139,9 @@ func New(cfg Config) *Cacher {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.Source == nil {
+		cfg.Source = cfg.Storage
+	}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = DefaultCapacity
 	}
@@ -178,7 +184,7 @@ func (c *Cacher) Run(ctx context.Context) {
 // follow loads the resource and applies its changes until the storage
 // watch ends.
 func (c *Cacher) follow(ctx context.Context) error {
-	w, err := c.cfg.Storage.Watch(ctx, c.cfg.Prefix, storage.ListOptions{
+	w, err := c.cfg.Source.Watch(ctx, c.cfg.Prefix, storage.ListOptions{
 		Recursive: true, AllowWatchBookmarks: true, InitialEventsEndBookmark: true,
 	})
 	if err != nil {
