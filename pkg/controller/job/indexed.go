@@ -51,6 +51,12 @@ func podIndex(p *corev1.Pod, completions int) int {
 	return i
 }
 
+// countable says whether p's end counts for job: an Indexed Job counts
+// only the pods with an index in range.
+func countable(job *batchv1.Job, p *corev1.Pod) bool {
+	return !isIndexed(job) || podIndex(p, int(*job.Spec.Completions)) >= 0
+}
+
 // parseIndexes reads an index list such as status.completedIndexes or a
 // success policy's succeededIndexes ("0-2,5"), keeping those below
 // completions and skipping parts that do not parse, as upstream does.

@@ -287,8 +287,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	fresh := func(p *corev1.Pod) bool {
 		return tracked(p) && !uncSucceeded.Has(p.UID) && !uncFailed.Has(p.UID)
 	}
-	// An Indexed Job counts only the failures of pods with an index in range.
-	countable := func(p *corev1.Pod) bool { return !indexed || podIndex(p, int(*job.Spec.Completions)) >= 0 }
 
 	var active []*corev1.Pod
 	// newFailed leaves out the failures the pod failure policy ignores;
@@ -300,20 +298,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var failJobAt time.Time
 	var terminatingPods []*corev1.Pod
 	for _, p := range pods {
+		// Finished since the last count, and of a countable index.
+		isNew := fresh(p) && countable(job, p)
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
-			if fresh(p) && !indexed {
+			if isNew && !indexed {
 				newSucceeded++
 			}
-			if fresh(p) && countable(p) {
+			if isNew {
 				endedSucceeded = append(endedSucceeded, p)
 			}
 		case p.Status.Phase == corev1.PodFailed || stoppedWhileDeleted(p):
-			if fresh(p) && countable(p) {
+			if isNew {
 				endedFailed = append(endedFailed, p)
 			}
 			v := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
-			if v.counts && fresh(p) && countable(p) {
+			if v.counts && isNew {
 				newFailed++
 			}
 			// The first pod to fail a FailJob rule names the reason.
@@ -325,7 +325,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			terminatingPods = append(terminatingPods, p)
 			// Deleted before it could finish: a failure, as upstream
 			// counts it, unless only failed pods are replaced.
-			if isPodFailed(p, job) && fresh(p) && countable(p) {
+			if isPodFailed(p, job) && isNew {
 				newFailed++
 				endedFailed = append(endedFailed, p)
 			}
@@ -583,8 +583,7 @@ func (c *Controller) track(ctx context.Context, key string, job *batchv1.Job, st
 				unc.Succeeded = append(unc.Succeeded, p.UID)
 			}
 		case failed:
-			countable := !indexed || podIndex(p, int(*job.Spec.Completions)) >= 0
-			if !uncFailed.Has(p.UID) && countable && matchPodFailurePolicy(job.Spec.PodFailurePolicy, p).counts {
+			if !uncFailed.Has(p.UID) && countable(job, p) && matchPodFailurePolicy(job.Spec.PodFailurePolicy, p).counts {
 				unc.Failed = append(unc.Failed, p.UID)
 			}
 		}
