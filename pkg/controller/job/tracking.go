@@ -182,16 +182,14 @@ func podsWaitingForReplacement(job *batchv1.Job, pods []*corev1.Pod, failedIdx m
 // still holding it (one created late, or left by a crash): nothing counts
 // them any more.
 func (c *Controller) releaseFinished(ctx context.Context, job *batchv1.Job) error {
-	pods, err := c.podLister.Pods(job.Namespace).List(labels.Everything())
+	pods, err := c.trackedPodsOf(job.Namespace, func(ref *metav1.OwnerReference) bool { return ref.UID == job.UID })
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, p := range pods {
-		if ref := controllerutil.ControllerRef(p); ref != nil && ref.UID == job.UID && hasTracking(p) {
-			if _, err := c.removeTracking(ctx, p); err != nil {
-				errs = append(errs, err)
-			}
+		if _, err := c.removeTracking(ctx, p); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
@@ -203,17 +201,28 @@ func (c *Controller) releaseFinished(ctx context.Context, job *batchv1.Job) erro
 // enqueueOrphans queues the pods still naming the deleted Job ns/name as
 // their controller and holding the finalizer.
 func (c *Controller) enqueueOrphans(ns, name string) {
-	pods, err := c.podLister.Pods(ns).List(labels.Everything())
-	if err != nil {
-		return
-	}
+	pods, _ := c.trackedPodsOf(ns, func(ref *metav1.OwnerReference) bool { return isJobRef(ref) && ref.Name == name })
 	for _, p := range pods {
-		if ref := controllerutil.ControllerRef(p); ref != nil && isJobRef(ref) && ref.Name == name && hasTracking(p) {
-			if key, ok := controllerutil.KeyFunc(p); ok {
-				c.orphans.Add(key)
-			}
+		if key, ok := controllerutil.KeyFunc(p); ok {
+			c.orphans.Add(key)
 		}
 	}
+}
+
+// trackedPodsOf are the cached pods of ns holding the tracking finalizer
+// whose controller reference controlledBy accepts.
+func (c *Controller) trackedPodsOf(ns string, controlledBy func(ref *metav1.OwnerReference) bool) ([]*corev1.Pod, error) {
+	pods, err := c.podLister.Pods(ns).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if ref := controllerutil.ControllerRef(p); ref != nil && controlledBy(ref) && hasTracking(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 func isJobRef(ref *metav1.OwnerReference) bool {
