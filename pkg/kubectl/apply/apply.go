@@ -358,15 +358,9 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry cmdutil
 	}
 }
 
-// ModifiedConfiguration is the object as the user wrote it, carrying the
-// annotation that records exactly that (minus the annotation itself).
-func ModifiedConfiguration(obj runtime.Object) ([]byte, error) {
-	modified, _, err := modifiedConfiguration(obj)
-	return modified, err
-}
-
-// modifiedConfiguration is ModifiedConfiguration and the annotation's
-// value in it, so that it need not be read back out of the JSON.
+// modifiedConfiguration is the object as the user wrote it, carrying the
+// annotation that records exactly that (minus the annotation itself), and
+// the annotation's value, so that it need not be read back out of the JSON.
 func modifiedConfiguration(obj runtime.Object) ([]byte, string, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {

@@ -34,7 +34,7 @@ func obj(t *testing.T, js string) *unstructured.Unstructured {
 // (annotation included) and adding fields of its own.
 func live(t *testing.T, file, extra string) *unstructured.Unstructured {
 	t.Helper()
-	mod, err := ModifiedConfiguration(obj(t, file))
+	mod, _, err := modifiedConfiguration(obj(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func live(t *testing.T, file, extra string) *unstructured.Unstructured {
 
 func TestModifiedConfigurationRecordsTheFileWithoutItself(t *testing.T) {
 	in := obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":{"a":"b","kubectl.kubernetes.io/last-applied-configuration":"old"}},"data":{"k":"v"}}`)
-	mod, err := ModifiedConfiguration(in)
+	mod, _, err := modifiedConfiguration(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestModifiedConfigurationRecordsWhatKubectlRecords(t *testing.T) {
 	// kubectl records an empty annotations map when the file has none; a
 	// different byte makes kubectl and kubectl-lite each report the
 	// other's apply of an unchanged file as "configured".
-	mod, err := ModifiedConfiguration(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`))
+	mod, _, err := modifiedConfiguration(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestThreeWayPatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			current := live(t, tt.previous, tt.extra)
-			mod, err := ModifiedConfiguration(obj(t, tt.file))
+			mod, _, err := modifiedConfiguration(obj(t, tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestThreeWayPatch(t *testing.T) {
 
 func TestThreeWayPatchRefusesToRename(t *testing.T) {
 	current := live(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`, "")
-	mod, err := ModifiedConfiguration(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`))
+	mod, _, err := modifiedConfiguration(obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
