@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
@@ -280,15 +279,14 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 	// Lower-priority pods nominated there may no longer fit: as upstream,
 	// drop their nominations so that they look elsewhere.
 	for _, p := range s.nominator.dropLowerOn(c.node, corev1helpers.PodPriority(pod)) {
-		_, err := s.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, clearNomination, metav1.PatchOptions{}, "status")
+		// null removes the field in a merge patch.
+		err := s.patchStatus(ctx, p, map[string]any{"nominatedNodeName": nil})
 		if err != nil && !apierrors.IsNotFound(err) {
 			slog.Warn("clearing a lower-priority nomination", "pod", p.Namespace+"/"+p.Name, "node", c.node, "err", err)
 		}
 	}
 	return &c.node, ""
 }
-
-var clearNomination = []byte(`{"status":{"nominatedNodeName":null}}`)
 
 // evict marks victim as disrupted by preemption and deletes it gracefully,
 // as upstream, so that its controller and its users can tell why it went.
