@@ -95,7 +95,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		}
 		return c
 	}
-	terminal := s.Phase == v1.PodSucceeded || s.Phase == v1.PodFailed
+	terminal := isTerminal(s.Phase)
 	readyReason, readyMsg := "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", strings.Join(notReady, " "))
 	if terminal {
 		readyReason, readyMsg = "PodCompleted", ""

@@ -84,7 +84,7 @@ func (kl *Kubelet) syncPod(ctx context.Context, key string) (time.Duration, bool
 	if pod.DeletionTimestamp != nil {
 		return kl.terminatePod(ctx, st, pod, rp)
 	}
-	if !st.finished && (pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed) {
+	if !st.finished && isTerminal(pod.Status.Phase) {
 		// Terminal in the API (e.g. before a kubelet restart): never run again.
 		kl.mu.Lock()
 		st.finished = true
@@ -511,7 +511,7 @@ func (kl *Kubelet) canStartSandbox(pod *v1.Pod, rp *runtimePod) bool {
 }
 
 func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.Pod, s v1.PodStatus, rp *runtimePod) {
-	if s.Phase != v1.PodSucceeded && s.Phase != v1.PodFailed {
+	if !isTerminal(s.Phase) {
 		return
 	}
 	kl.mu.Lock()
