@@ -50,6 +50,15 @@ type Interface interface {
 	CurrentRevision(ctx context.Context) (int64, error)
 }
 
+// SharedWatch is implemented by a watch whose event objects other watches
+// receive too (the watch cache's): nobody may modify them, and an encoder
+// may reuse the bytes it made of one for the others. Objects of any other
+// watch are its own, sent once.
+type SharedWatch interface {
+	watch.Interface
+	SharesObjects()
+}
+
 // UpdateFunc computes the new object from the current one. Returning a nil
 // object with a nil error leaves the stored object untouched.
 type UpdateFunc func(current runtime.Object) (runtime.Object, error)

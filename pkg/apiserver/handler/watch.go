@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
 // Watches without timeoutSeconds end after a random 30 to 60 minutes, as
@@ -71,8 +73,9 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 		flusher.Flush()
 	}
 	var buf bytes.Buffer
+	_, shared := wi.(storage.SharedWatch)
 	send := func(typ watch.EventType, obj runtime.Object) bool {
-		frame, err := h.watchFrame(&buf, r, st, mc, typ, obj)
+		frame, err := h.watchFrame(&buf, r, st, mc, shared, typ, obj)
 		if err != nil {
 			return false
 		}
@@ -130,10 +133,12 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 }
 
 // watchFrame returns the bytes of one watch event, encoded into buf or, for
-// an object another watch has just sent the same way, from h.frames. Only
-// whole objects are shared: Tables and metadata depend on the request.
-func (h *Handler) watchFrame(buf *bytes.Buffer, r *http.Request, st *Store, mc mediaChoice, typ watch.EventType, obj runtime.Object) ([]byte, error) {
-	shared := typ != watch.Error && (mc.proto || mc.kind == outputObject || typ == watch.Bookmark)
+// an object of a shared watch (storage.SharedWatch) another watch has just
+// sent the same way, from h.frames; objects of other watches are sent once
+// and would only fill the frames. Only whole objects are shared: Tables and
+// metadata depend on the request.
+func (h *Handler) watchFrame(buf *bytes.Buffer, r *http.Request, st *Store, mc mediaChoice, shared bool, typ watch.EventType, obj runtime.Object) ([]byte, error) {
+	shared = shared && typ != watch.Error && (mc.proto || mc.kind == outputObject || typ == watch.Bookmark)
 	k := frameKey{obj: obj, typ: typ, proto: mc.proto}
 	if shared {
 		if frame, ok := h.frames.get(k); ok {

@@ -27,7 +27,7 @@ func (s *sharedWatchStore) Watch(context.Context, string, storage.ListOptions) (
 	w.Add(s.obj)
 	w.Action(watch.Bookmark, s.obj)
 	w.Stop()
-	return w, nil
+	return sharedFakeWatch{w}, nil
 }
 
 // TestWatchesDoNotWriteToSharedObjects: concurrent watches in every output

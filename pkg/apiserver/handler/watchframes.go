@@ -20,9 +20,9 @@ const (
 // watchFrames remembers recently encoded watch frames by the object they
 // carry. The watch cache hands one object to every watch of a resource, so
 // the first watch to send an event encodes it and the others write the same
-// bytes, as upstream's caching objects do; objects straight from etcd are
-// each sent once and only miss. Shared objects are never written to, so a
-// frame stays true to its object while the slot holds it.
+// bytes, as upstream's caching objects do; only such watches
+// (storage.SharedWatch) use the frames. Shared objects are never written
+// to, so a frame stays true to its object while the slot holds it.
 type watchFrames struct {
 	mu     sync.Mutex
 	frames map[frameKey][]byte

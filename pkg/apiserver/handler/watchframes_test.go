@@ -31,8 +31,14 @@ func (s *replayStore) Watch(context.Context, string, storage.ListOptions) (watch
 		w.Action(ev.Type, ev.Object)
 	}
 	w.Stop()
-	return w, nil
+	return sharedFakeWatch{w}, nil
 }
+
+// sharedFakeWatch is a fake watch whose objects are shared, as the watch
+// cache's are.
+type sharedFakeWatch struct{ *watch.FakeWatcher }
+
+func (sharedFakeWatch) SharesObjects() {}
 
 // TestSharedWatchFrames: watches that send one shared object reuse each
 // other's encoding only where the bytes are the same: each watch still gets

@@ -57,6 +57,12 @@ func (w *cacheWatcher) Stop() { w.end() }
 
 func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.result }
 
+// SharesObjects implements storage.SharedWatch: every watcher of the cache
+// gets the same objects.
+func (w *cacheWatcher) SharesObjects() {}
+
+var _ storage.SharedWatch = (*cacheWatcher)(nil)
+
 func (w *cacheWatcher) end() {
 	w.endOnce.Do(func() {
 		close(w.done)
