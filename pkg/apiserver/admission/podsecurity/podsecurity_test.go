@@ -58,12 +58,8 @@ func TestValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"plain pod in baseline", baseline, podWith(nil), ""},
-		{"privileged in unlabeled namespace", ns(nil), podWith(func(p *corev1.Pod) {
-			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: yes()}
-		}), ""},
-		{"privileged", baseline, podWith(func(p *corev1.Pod) {
-			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: yes()}
-		}), `pods "x" is forbidden: violates PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)`},
+		{"privileged in unlabeled namespace", ns(nil), podWith(privilegedContainer), ""},
+		{"privileged", baseline, podWith(privilegedContainer), `pods "x" is forbidden: violates PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)`},
 		{"host namespaces and hostPath", baseline, podWith(func(p *corev1.Pod) {
 			p.Spec.HostNetwork, p.Spec.HostPID = true, true
 			p.Spec.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
@@ -176,7 +172,7 @@ func TestNamespaceLabels(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `violates PodSecurity "restricted:latest"`) {
 		t.Fatalf("error %v, want a restricted refusal", err)
 	}
-	header, ctx := recordWarnings()
+	header, ctx := recordWarnings(context.Background())
 	err = New(ns(map[string]string{WarnLabel: "strict"})).Validate(ctx,
 		&admission.Attributes{Operation: admission.Create, Resource: pods, Namespace: "ns", Name: "x", Object: pod})
 	if err != nil || len(header.Values("Warning")) != 0 {
@@ -184,12 +180,13 @@ func TestNamespaceLabels(t *testing.T) {
 	}
 }
 
-// recordWarnings returns a context whose request's warnings land in header.
-func recordWarnings() (http.Header, context.Context) {
+// recordWarnings returns a context under parent whose request's warnings
+// land in header.
+func recordWarnings(parent context.Context) (http.Header, context.Context) {
 	header := http.Header{}
 	info := &request.Info{}
 	info.WarnTo(header)
-	return header, request.WithInfo(context.Background(), info)
+	return header, request.WithInfo(parent, info)
 }
 
 func warnings(t *testing.T, header http.Header) []string {
@@ -289,14 +286,15 @@ func named(name string, mutate func(p *corev1.Pod)) *corev1.Pod {
 	return p
 }
 
+func privilegedContainer(p *corev1.Pod) {
+	p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: yes()}
+}
+
 func TestNamespaceEnforceChange(t *testing.T) {
-	privileged := func(p *corev1.Pod) {
-		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: yes()}
-	}
 	hostNet := func(p *corev1.Pod) { p.Spec.HostNetwork = true }
 	some := &fakePods{pods: []*corev1.Pod{
-		named("web-2", privileged), named("web-1", privileged), named("plain", nil),
-		named("net", hostNet), named("web-3", privileged),
+		named("web-2", privilegedContainer), named("web-1", privilegedContainer), named("plain", nil),
+		named("net", hostNet), named("web-3", privilegedContainer),
 	}}
 	tests := []struct {
 		name     string
@@ -330,7 +328,7 @@ func TestNamespaceEnforceChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			header, ctx := recordWarnings()
+			header, ctx := recordWarnings(context.Background())
 			err := New(fakeNamespaces{}, WithPods(tt.pods)).Validate(ctx, &admission.Attributes{Operation: admission.Update,
 				Resource: nsRes, Name: "team", Object: namespace(tt.cur), OldObject: namespace(tt.old)})
 			if err != nil {
@@ -343,7 +341,7 @@ func TestNamespaceEnforceChange(t *testing.T) {
 	}
 
 	// A create is only checked for its labels: the namespace has no pods.
-	header, ctx := recordWarnings()
+	header, ctx := recordWarnings(context.Background())
 	if err := New(fakeNamespaces{}, WithPods(some)).Validate(ctx, &admission.Attributes{Operation: admission.Create,
 		Resource: nsRes, Name: "team", Object: namespace(map[string]string{EnforceLabel: Baseline})}); err != nil || len(header) != 0 {
 		t.Errorf("create: error %v, warnings %q; want neither", err, header.Values("Warning"))
@@ -351,12 +349,9 @@ func TestNamespaceEnforceChange(t *testing.T) {
 }
 
 func TestNamespaceEnforceChangeBounds(t *testing.T) {
-	privileged := func(p *corev1.Pod) {
-		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: yes()}
-	}
 	ctrl := func(uid string) func(p *corev1.Pod) {
 		return func(p *corev1.Pod) {
-			privileged(p)
+			privilegedContainer(p)
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs-" + uid, UID: types.UID(uid), Controller: yes()}}
 		}
 	}
@@ -367,10 +362,8 @@ func TestNamespaceEnforceChangeBounds(t *testing.T) {
 		named("b-1", ctrl("b")), named("lone", func(p *corev1.Pod) { p.Spec.HostPID = true }),
 	}}
 	update := func(p *Plugin, ctx context.Context) []string {
-		header := http.Header{}
-		info := &request.Info{}
-		info.WarnTo(header)
-		err := p.Validate(request.WithInfo(ctx, info), &admission.Attributes{Operation: admission.Update, Resource: nsRes, Name: "team",
+		header, ctx := recordWarnings(ctx)
+		err := p.Validate(ctx, &admission.Attributes{Operation: admission.Update, Resource: nsRes, Name: "team",
 			Object: namespace(map[string]string{EnforceLabel: Baseline}), OldObject: namespace(nil)})
 		if err != nil {
 			t.Fatalf("refused: %v", err)
@@ -447,7 +440,7 @@ func TestWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			header, ctx := recordWarnings()
+			header, ctx := recordWarnings(context.Background())
 			err := New(ns(tt.labels)).Validate(ctx, &admission.Attributes{Operation: admission.Create, Resource: tt.res, Namespace: "ns", Name: "x", Object: tt.obj})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("error %v, want error %v", err, tt.wantErr)
