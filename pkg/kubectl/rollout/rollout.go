@@ -42,12 +42,13 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 
 // visit calls fn with each object the arguments, -f, -k and -l pick, as
 // kubectl does: one that cannot be fetched is reported after the others.
-func visit(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions, selector string, fn func(*resource.Info) error) error {
-	r, _, err := targets(f, args, filenames, selector, false)
+// It returns the namespace they were looked for in.
+func visit(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions, selector string, typed bool, fn func(*resource.Info) error) (string, error) {
+	r, ns, err := targets(f, args, filenames, selector, typed)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return r.Visit(func(info *resource.Info, err error) error {
+	return ns, r.Visit(func(info *resource.Info, err error) error {
 		if err != nil {
 			return err
 		}
@@ -103,12 +104,11 @@ func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 			}
 			// Each object in turn, as kubectl, each with its own --timeout.
 			found := false
-			err := visit(f, args, &filenames, selector, func(info *resource.Info) error {
+			ns, err := visit(f, args, &filenames, selector, false, func(info *resource.Info) error {
 				found = true
 				return statusOf(cmd.Context(), f, streams, info, watch, revision, timeout)
 			})
 			if err == nil && !found {
-				ns, _, _ := f.ToRawKubeConfigLoader().Namespace()
 				fmt.Fprintf(streams.ErrOut, "No resources found in %s namespace.\n", ns)
 			}
 			return err
@@ -176,7 +176,7 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 		Use:   "history (TYPE NAME | TYPE/NAME | -f FILENAME)",
 		Short: "Show the revisions of a rollout",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return visit(f, args, &filenames, selector, func(info *resource.Info) error {
+			_, err := visit(f, args, &filenames, selector, false, func(info *resource.Info) error {
 				viewer, err := polymorphichelpers.HistoryViewerFn(f, info.Mapping)
 				if err != nil {
 					return err
@@ -203,6 +203,7 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 				}
 				return p.PrintObj(info.Object, streams.Out)
 			})
+			return err
 		},
 	}
 	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
@@ -370,14 +371,7 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 			if err != nil {
 				return err
 			}
-			r, _, err := targets(f, args, &filenames, selector, true)
-			if err != nil {
-				return err
-			}
-			return r.Visit(func(info *resource.Info, err error) error {
-				if err != nil {
-					return err
-				}
+			_, err = visit(f, args, &filenames, selector, true, func(info *resource.Info) error {
 				if a, err := meta.Accessor(info.Object); err == nil {
 					if _, ok := a.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; ok {
 						fmt.Fprintf(streams.ErrOut, rollbackOfAppliedWarning, info.ObjectName(), corev1.LastAppliedConfigAnnotation, "kubectl-lite")
@@ -400,6 +394,7 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 				}
 				return p.PrintObj(info.Object, streams.Out)
 			})
+			return err
 		},
 	}
 	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
