@@ -29,6 +29,10 @@ type killLog struct {
 
 	mu  sync.Mutex
 	ops []string
+	// execs are the hooks run, with the time they were given; stops the
+	// timeouts containers were stopped with.
+	execs []string
+	stops []int64
 }
 
 func newKillLog(t *testing.T, opts ...func(*Deps)) (*harness, *killLog, *record.FakeRecorder) {
@@ -54,6 +58,9 @@ func (k *killLog) log() []string {
 
 func (k *killLog) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, int32, error) {
 	k.note("exec %s %s", id, strings.Join(cmd, " "))
+	k.mu.Lock()
+	k.execs = append(k.execs, fmt.Sprintf("%s within %s", strings.Join(cmd, " "), timeout))
+	k.mu.Unlock()
 	if len(cmd) > 0 && cmd[0] == k.hang {
 		select {
 		case k.hanging <- struct{}{}:
@@ -70,6 +77,9 @@ func (k *killLog) StopContainer(ctx context.Context, id string, timeout int64) e
 		return ctx.Err() // as a gRPC call on a cancelled context
 	}
 	k.note("stop %s %d", id, timeout)
+	k.mu.Lock()
+	k.stops = append(k.stops, timeout)
+	k.mu.Unlock()
 	return k.Runtime.StopContainer(ctx, id, timeout)
 }
 

@@ -3,12 +3,9 @@ package kubelet
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -167,37 +164,8 @@ func TestADeletedPodThatNeverStartedIsFailedWithItsContainersUnknown(t *testing.
 	}
 }
 
-// killSpy records the hooks run in containers and the timeouts they are
-// stopped with.
-type killSpy struct {
-	*crifake.Runtime
-	mu    sync.Mutex
-	execs []string
-	stops []int64
-}
-
-func (s *killSpy) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, int32, error) {
-	s.mu.Lock()
-	s.execs = append(s.execs, fmt.Sprintf("%s within %s", strings.Join(cmd, " "), timeout))
-	s.mu.Unlock()
-	return s.Runtime.ExecSync(ctx, id, cmd, timeout)
-}
-
-func (s *killSpy) StopContainer(ctx context.Context, id string, timeout int64) error {
-	s.mu.Lock()
-	s.stops = append(s.stops, timeout)
-	s.mu.Unlock()
-	return s.Runtime.StopContainer(ctx, id, timeout)
-}
-
-func newKillSpyHarness(t *testing.T) (*harness, *killSpy) {
-	clk := testclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	spy := &killSpy{Runtime: crifake.New(clk, testImage)}
-	return newHarnessWith(t, clk, spy.Runtime, func(d *Deps) { d.Runtime = spy }), spy
-}
-
 func TestAForceDeletedPodIsStillKilledAsItsSpecSaysWithItsPreStopHook(t *testing.T) {
-	h, spy := newKillSpyHarness(t)
+	h, spy, _ := newKillLog(t)
 	pod := testPod("forced", withPreStop(20, "/bin/drain"))
 	h.add(pod)
 	h.sync(pod)
@@ -221,7 +189,7 @@ func TestAForceDeletedPodIsStillKilledAsItsSpecSaysWithItsPreStopHook(t *testing
 }
 
 func TestAPodEvictedForItsEmptyDirStillRunsItsPreStopHook(t *testing.T) {
-	h, spy := newKillSpyHarness(t)
+	h, spy, _ := newKillLog(t)
 	limit := resource.MustParse("1Mi")
 	pod := testPod("hog", withPreStop(30, "/bin/drain"), func(p *v1.Pod) {
 		p.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &limit}}}}
