@@ -77,8 +77,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 }
 
 func (p *Plugin) admitNewPod(ctx context.Context, a *admission.Attributes, pod *corev1.Pod) error {
-	var value int32
-	policy := corev1.PreemptLowerPriority
+	var pc *schedulingv1.PriorityClass
 	if pod.Spec.PriorityClassName == "" {
 		def, err := p.globalDefault(ctx)
 		if err != nil {
@@ -86,19 +85,22 @@ func (p *Plugin) admitNewPod(ctx context.Context, a *admission.Attributes, pod *
 		}
 		if def != nil {
 			pod.Spec.PriorityClassName = def.Name
-			value = def.Value
-			if def.PreemptionPolicy != nil {
-				policy = *def.PreemptionPolicy
-			}
 		}
+		pc = def
 	} else {
-		pc, err := p.classes.GetPriorityClass(ctx, pod.Spec.PriorityClassName)
+		var err error
+		pc, err = p.classes.GetPriorityClass(ctx, pod.Spec.PriorityClassName)
 		if apierrors.IsNotFound(err) {
 			return apierrors.NewForbidden(podsGR, a.Name, fmt.Errorf("no PriorityClass with name %v was found", pod.Spec.PriorityClassName))
 		}
 		if err != nil {
 			return fmt.Errorf("failed to get PriorityClass with name %s: %w", pod.Spec.PriorityClassName, err)
 		}
+	}
+	// Without a class (no default either): priority 0, and preempting.
+	var value int32
+	policy := corev1.PreemptLowerPriority
+	if pc != nil {
 		value = pc.Value
 		if pc.PreemptionPolicy != nil {
 			policy = *pc.PreemptionPolicy
