@@ -263,30 +263,30 @@ func (o *Options) parallel(ctx context.Context, refs []corev1.ObjectReference, r
 // every second, each refusal shown, until it starts or
 // --pod-running-timeout runs out.
 func (o *Options) consume(ctx context.Context, req rest.ResponseWrapper, out, errOut, ignoredOut io.Writer) error {
-	if !o.Follow {
-		err := copyStream(ctx, req, out)
-		if err != nil && ctx.Err() != nil {
-			return nil
-		}
-		if err != nil && o.IgnoreErrors {
+	// once copies the stream; done says it needs no retry: it ended, was
+	// stopped (by the user or by another stream's failure), or its failure
+	// is ignored.
+	once := func() (done bool, err error) {
+		err = copyStream(ctx, req, out)
+		switch {
+		case err == nil, ctx.Err() != nil:
+			return true, nil
+		case o.IgnoreErrors:
 			fmt.Fprintf(ignoredOut, "error: %v\n", err)
-			return nil
+			return true, nil
 		}
+		return false, err
+	}
+	if !o.Follow {
+		_, err := once()
 		return err
 	}
 	// The stream itself runs under ctx, not under the poll's deadline:
 	// --pod-running-timeout bounds the wait for it to start, not how long
 	// it is followed.
 	err := wait.PollUntilContextTimeout(ctx, o.retryEvery, o.PodTimeout, true, func(context.Context) (bool, error) {
-		err := copyStream(ctx, req, out)
-		switch {
-		case err == nil:
-			return true, nil
-		case ctx.Err() != nil:
-			// Stopped by the user, or by another stream's failure.
-			return true, nil
-		case o.IgnoreErrors:
-			fmt.Fprintf(ignoredOut, "error: %v\n", err)
+		done, err := once()
+		if done {
 			return true, nil
 		}
 		fmt.Fprintln(errOut, err.Error())
