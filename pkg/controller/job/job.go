@@ -674,7 +674,7 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			return 0, nil
 		}
 		c.expectations.Expect(key, n, 0)
-		var mu sync.Mutex
+		created := make([]bool, n)
 		failed, first := controllerutil.Parallel(n, func(i int) error {
 			index := -1
 			if todo != nil {
@@ -684,13 +684,15 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			if err != nil {
 				// No pod will show up for this create.
 				c.expectations.CreationObserved(key)
-			} else if index >= 0 {
-				mu.Lock()
-				running.Insert(index)
-				mu.Unlock()
 			}
+			created[i] = err == nil
 			return err
 		})
+		for i, ok := range created {
+			if ok && todo != nil {
+				running.Insert(todo[i])
+			}
+		}
 		if first != nil {
 			return n - failed, fmt.Errorf("create pod for job %s: %w", key, first)
 		}
