@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // RevisionOf returns the store revision an object or bookmark carries as
@@ -24,4 +25,20 @@ func RevisionOf(obj runtime.Object) int64 {
 func IsInitialEventsEnd(obj runtime.Object) bool {
 	m, err := meta.Accessor(obj)
 	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// SelectionChange is what a watch of a selection sends for an update of an
+// object that matched it before (oldMatch) and matches it now (curMatch):
+// MODIFIED within the selection, ADDED into it, DELETED (of the old state)
+// out of it, and nothing (ok false) outside it before and after.
+func SelectionChange(oldMatch, curMatch bool) (typ watch.EventType, ok bool) {
+	switch {
+	case curMatch && oldMatch:
+		return watch.Modified, true
+	case curMatch:
+		return watch.Added, true
+	case oldMatch:
+		return watch.Deleted, true
+	}
+	return "", false
 }

@@ -125,15 +125,14 @@ func (w *cacheWatcher) convert(e *event) (watch.Event, bool, error) {
 			return watch.Event{}, false, err
 		}
 	}
-	switch {
-	case curMatch && oldMatch:
-		return watch.Event{Type: watch.Modified, Object: e.obj}, true, nil
-	case curMatch:
-		return watch.Event{Type: watch.Added, Object: e.obj}, true, nil
-	case oldMatch:
-		return watch.Event{Type: watch.Deleted, Object: e.deletedPrev()}, true, nil
+	switch typ, ok := storage.SelectionChange(oldMatch, curMatch); {
+	case !ok:
+		return watch.Event{}, false, nil
+	case typ == watch.Deleted:
+		return watch.Event{Type: typ, Object: e.deletedPrev()}, true, nil
+	default:
+		return watch.Event{Type: typ, Object: e.obj}, true, nil
 	}
-	return watch.Event{}, false, nil
 }
 
 func (w *cacheWatcher) matches(obj runtime.Object) (bool, error) {

@@ -315,15 +315,14 @@ func (w *watcher) convert(ev *clientv3.Event) (watch.Event, bool, error) {
 			return watch.Event{}, false, err
 		}
 	}
-	switch {
-	case curMatch && oldMatch:
-		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
-	case curMatch:
-		return watch.Event{Type: watch.Added, Object: cur}, true, nil
-	case oldMatch:
-		return watch.Event{Type: watch.Deleted, Object: old}, true, nil
+	switch typ, ok := storage.SelectionChange(oldMatch, curMatch); {
+	case !ok:
+		return watch.Event{}, false, nil
+	case typ == watch.Deleted:
+		return watch.Event{Type: typ, Object: old}, true, nil
+	default:
+		return watch.Event{Type: typ, Object: cur}, true, nil
 	}
-	return watch.Event{}, false, nil
 }
 
 func (w *watcher) send(ctx context.Context, ev watch.Event) bool {
