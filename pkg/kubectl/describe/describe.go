@@ -76,14 +76,14 @@ func (o *Options) Run(_ context.Context, f cmdutil.Factory, args []string) error
 		// Events of many objects would drown their descriptions.
 		settings.ShowEvents = false
 	}
+	describe := newDescribe(f, settings)
 	var errs []error
 	if err != nil {
 		if apierrors.IsNotFound(err) && len(args) == 2 {
-			return o.byPrefix(f, ns, args[0], args[1], newDescribe(f, settings), err)
+			return o.byPrefix(f, ns, args[0], args[1], describe, err)
 		}
 		errs = append(errs, err)
 	}
-	describe := newDescribe(f, settings)
 	seen := map[string]bool{}
 	first := true
 	for _, info := range infos {
