@@ -163,11 +163,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 				return err
 			}
 		}
+		rs := createRatios(results, upstream)
 		for i := range upstream {
 			upstream[i].what = "upstream " + upstream[i].what
 		}
 		printTable(out, append(results, upstream...))
-		rs := createRatios(results, upstream)
 		printRatios(out, rs)
 		ratios = append(ratios, rs)
 	}
@@ -267,15 +267,18 @@ type ratio struct {
 	p99, upP99 time.Duration
 }
 
+// createCM names the create steps, which createRatios pairs.
+const createCM = "apiserver create ConfigMap"
+
 // createRatios pairs kube-lite's create steps with upstream's.
 func createRatios(ours, upstream []result) []ratio {
 	var rs []ratio
 	for _, u := range upstream {
-		if u.what != "upstream apiserver create ConfigMap" || u.ops == 0 {
+		if u.what != createCM || u.ops == 0 {
 			continue
 		}
 		for _, r := range ours {
-			if r.what == "apiserver create ConfigMap" && r.clients == u.clients {
+			if r.what == createCM && r.clients == u.clients {
 				rs = append(rs, ratio{clients: r.clients, rate: r.rate() / u.rate(), p99: percentile(r.lat, 0.99), upP99: percentile(u.lat, 0.99)})
 			}
 		}
@@ -405,7 +408,7 @@ func createConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string, c
 		_, err := cms.Create(ctx, benchConfigMap("cm-"+strconv.Itoa(i)), metav1.CreateOptions{})
 		return err
 	})
-	return result{what: "apiserver create ConfigMap", clients: clients, ops: ops, elapsed: elapsed, lat: lat}, err
+	return result{what: createCM, clients: clients, ops: ops, elapsed: elapsed, lat: lat}, err
 }
 
 func rawEtcdCreates(ctx context.Context, c *clientv3.Client, clients, total int, maxDur time.Duration) (result, error) {
