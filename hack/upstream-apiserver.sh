@@ -21,14 +21,15 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
 # with its own directories; as a dependency it needs them replaced by their
-# published versions instead.
-curl -fsS "$(go env GOPROXY | cut -d, -f1)/k8s.io/kubernetes/@v/$k8s.mod" -o k8s.mod
+# published versions instead. go fetches its go.mod as it fetches any module
+# (GOPROXY, GOPRIVATE, the checksum database).
+k8smod=$(go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$k8s")
 {
   echo "module upstreambuild"
   echo "go $(go env GOVERSION | sed 's/^go//')"
   echo "require k8s.io/kubernetes $k8s"
   echo "require go.etcd.io/etcd/server/v3 $etcd"
-  grep -E '^\s*k8s.io/[a-z-]+ => ./staging' k8s.mod | awk -v v="${k8s/v1./v0.}" '{print "replace " $1 " => " $1 " " v}'
+  grep -E '^\s*k8s.io/[a-z-]+ => ./staging' "$k8smod" | awk -v v="${k8s/v1./v0.}" '{print "replace " $1 " => " $1 " " v}'
 } > go.mod
 cat > tools.go <<'GO'
 //go:build tools
