@@ -265,8 +265,13 @@ func MethodNotAllowed(r *http.Request) error {
 }
 
 // setKind stamps apiVersion and kind, which objects decoded from storage lack.
+// setKind sets obj's kind only when it lacks it: objects from the watch
+// cache are shared by every watch of the resource and already carry it, and
+// concurrent writes, even of the same value, are a data race.
 func setKind(obj runtime.Object, gvk schema.GroupVersionKind) {
-	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	if obj.GetObjectKind().GroupVersionKind() != gvk {
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+	}
 }
 
 func badRequestf(format string, args ...interface{}) error {

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kube-lite/kube-lite/pkg/storage"
@@ -176,7 +175,7 @@ func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc 
 			return err
 		}
 	} else {
-		ensureKind(obj, st.GroupVersionKind())
+		setKind(obj, st.GroupVersionKind())
 	}
 	start := buf.Len()
 	if err := h.json.Encode(out, buf); err != nil {
@@ -195,7 +194,7 @@ func (h *Handler) encodeProtoEvent(buf *bytes.Buffer, st *Store, typ watch.Event
 	if status, ok := obj.(*metav1.Status); ok {
 		status.Kind, status.APIVersion = "Status", "v1"
 	} else {
-		ensureKind(obj, st.GroupVersionKind())
+		setKind(obj, st.GroupVersionKind())
 	}
 	var inner bytes.Buffer
 	if err := h.proto.Encode(obj, &inner); err != nil {
@@ -211,13 +210,4 @@ func (h *Handler) encodeProtoEvent(buf *bytes.Buffer, st *Store, typ watch.Event
 	buf.Write(n[:])
 	buf.Write(data)
 	return nil
-}
-
-// ensureKind sets obj's kind only when it lacks it: objects from the watch
-// cache are shared by every watch of the resource and already carry it, and
-// concurrent writes, even of the same value, are a data race.
-func ensureKind(obj runtime.Object, gvk schema.GroupVersionKind) {
-	if obj.GetObjectKind().GroupVersionKind() != gvk {
-		setKind(obj, gvk)
-	}
 }
