@@ -165,11 +165,6 @@ func (h *Handler) encodeEvent(buf *bytes.Buffer, r *http.Request, st *Store, mc 
 	if status, ok := obj.(*metav1.Status); ok {
 		status.Kind, status.APIVersion = "Status", "v1"
 	} else if typ != watch.Bookmark && mc.kind != outputObject {
-		if mc.kind == outputTable {
-			// A table row may embed the object and set its kind: that
-			// would write to an object other watches share.
-			obj = obj.DeepCopyObject()
-		}
 		var err error
 		if out, err = h.transform(r, st, mc, obj); err != nil {
 			return err
