@@ -166,7 +166,7 @@ func New(cfg Config) *Cacher {
 func (c *Cacher) Run(ctx context.Context) {
 	for {
 		err := c.follow(ctx)
-		c.reset()
+		c.reset(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -252,8 +252,11 @@ func (c *Cacher) start(objects map[string]runtime.Object, rev int64) {
 }
 
 // reset forgets the state and ends every cached watcher, so that their
-// clients re-watch (from the storage until the cache is back).
-func (c *Cacher) reset() {
+// clients re-watch (from the storage until the cache is back). A watcher
+// whose resume point etcd has compacted first gets the 410 that re-watch
+// would get, as a watch served by the storage would have: when compaction
+// ended the cache's own watch, that is what its clients must hear.
+func (c *Cacher) reset(ctx context.Context) {
 	c.mu.Lock()
 	ws := c.watchers
 	c.watchers = nil
@@ -262,6 +265,11 @@ func (c *Cacher) reset() {
 	c.head, c.size = 0, 0
 	c.mu.Unlock()
 	for _, w := range ws {
+		// Run's goroutine dispatches too, so w.last is ours to read.
+		if ctx.Err() == nil && errors.Is(c.listAt(ctx, w.last.rev+1), storage.ErrResourceVersionGone) {
+			msg := "too old resource version: " + strconv.FormatInt(w.last.rev, 10)
+			w.send(watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired(msg).ErrStatus}, nil)
+		}
 		w.end()
 	}
 }
@@ -441,24 +449,26 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 }
 
 // compacted reports whether etcd no longer has the revisions a watch from
-// n needs (or cannot tell): one empty read at n+1. Only revisions the cache
-// has seen are checked; a newer n cannot be compacted yet.
+// n needs (or cannot tell): one empty read at n+1, which for a watch from
+// etcd's latest revision is in the future, and so not compacted. A revision
+// newer than the cache's is checked too: the cache may lag a compaction
+// that followed a write it has not seen yet.
 func (c *Cacher) compacted(ctx context.Context, n int64) bool {
+	err := c.listAt(ctx, n+1)
+	return err != nil && !errors.Is(err, storage.ErrTooLargeResourceVers)
+}
+
+// listAt reads nothing at exactly revision rev, to learn whether etcd still
+// has it: a key no object has ("\x00" sorts before every name) makes etcd
+// check the revision and find nothing to decode. Without NewListFunc it
+// cannot tell and answers nil.
+func (c *Cacher) listAt(ctx context.Context, rev int64) error {
 	if c.cfg.NewListFunc == nil {
-		return false
+		return nil
 	}
-	c.mu.RLock()
-	rev := c.rev
-	c.mu.RUnlock()
-	if n >= rev {
-		return false
-	}
-	// A key no object has ("\x00" sorts before every name): etcd checks
-	// the revision and finds nothing to decode.
-	err := c.Interface.List(ctx, c.cfg.Prefix+"\x00", storage.ListOptions{
-		ResourceVersion: strconv.FormatInt(n+1, 10), Exact: true, Limit: 1,
+	return c.Interface.List(ctx, c.cfg.Prefix+"\x00", storage.ListOptions{
+		ResourceVersion: strconv.FormatInt(rev, 10), Exact: true, Limit: 1,
 	}, c.cfg.NewListFunc())
-	return err != nil
 }
 
 func (c *Cacher) fromStorage(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {

@@ -135,6 +135,43 @@ func TestCompactedRVInsideTheRingStillGets410(t *testing.T) {
 	expect410(t, w)
 }
 
+// TestWatcherBehindACompactionGets410WhenTheCacheFails: a cached watch
+// whose resume point etcd has compacted, ended because the cache's own
+// watch failed, is told 410 as the storage would tell it; one that is
+// still resumable just ends.
+func TestWatcherBehindACompactionGets410WhenTheCacheFails(t *testing.T) {
+	client := etcdtest.Start(t)
+	b := &breakable{Interface: newStore(t, client)}
+	c := startCacher(t, b, nil)
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	c.waitRev(t, rvOf(t, a))
+	behind := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
+	if !cached(behind) {
+		t.Fatal("not served from the cache")
+	}
+	// The watch is at a; etcd moves on and compacts past it.
+	other := newStore(t, client)
+	o := mustCreate(t, other, configMap("ns", "o", nil))
+	mustCreate(t, other, configMap("ns", "p", nil))
+	current := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: o.ResourceVersion, Recursive: true})
+	if _, err := client.Compact(testCtx(t), rvOf(t, o)+1); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	b.fail()
+	expect410(t, behind)
+	if ev, ok := <-behind.ResultChan(); ok {
+		t.Fatalf("got %s after the 410, want the end", desc(t, ev))
+	}
+	select {
+	case ev, ok := <-current.ResultChan():
+		if ok {
+			t.Fatalf("the resumable watch got %s, want the end", desc(t, ev))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the resumable watch was not ended")
+	}
+}
+
 func expect410(t *testing.T, w watch.Interface) {
 	t.Helper()
 	ev := next(t, w)
