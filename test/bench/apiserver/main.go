@@ -669,6 +669,13 @@ func (s *server) exited() bool {
 	return false
 }
 
+// logged is the error of a start that failed after s wrote its log: s's
+// directory is kept (its processes still stop) so that the log can be read.
+func (s *server) logged(err error, log string) error {
+	s.keep = true
+	return fmt.Errorf("%w; log in %s", err, log)
+}
+
 func (s *server) stop() {
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		s.procs[i].stop()
@@ -712,7 +719,7 @@ func (o options) restConfig(port int, caFile string, admin *pki.KeyPair) *rest.C
 	return c
 }
 
-func startKubeLite(ctx context.Context, o options) (*server, error) {
+func startKubeLite(ctx context.Context, o options) (_ *server, err error) {
 	bin, err := filepath.Abs(o.apiserver)
 	if err != nil {
 		return nil, err
@@ -725,6 +732,11 @@ func startKubeLite(ctx context.Context, o options) (*server, error) {
 		return nil, err
 	}
 	srv := &server{name: "kube-lite", dir: dir, keep: o.keep}
+	defer func() {
+		if err != nil {
+			srv.stop() // its processes and, unless -keep, its directory
+		}
+	}()
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -761,16 +773,13 @@ func startKubeLite(ctx context.Context, o options) (*server, error) {
 	select {
 	case srv.etcdEndpoint = <-endpoint:
 	case <-p.exited:
-		srv.stop()
-		return nil, fmt.Errorf("apiserver exited at start; log in %s", logPath)
+		return nil, srv.logged(errors.New("apiserver exited at start"), logPath)
 	case <-wait.Done():
-		srv.stop()
-		return nil, fmt.Errorf("apiserver did not report its embedded etcd in time; log in %s", logPath)
+		return nil, srv.logged(errors.New("apiserver did not report its embedded etcd in time"), logPath)
 	}
 	srv.rest = o.restConfig(port, filepath.Join(certDir, pki.SelfSignedCertFile), admin)
 	if err := waitReady(wait, srv); err != nil {
-		srv.stop()
-		return nil, fmt.Errorf("%w; log in %s", err, logPath)
+		return nil, srv.logged(err, logPath)
 	}
 	settle(wait, srv) // as upstream's is given time to: the same for both
 	return srv, nil

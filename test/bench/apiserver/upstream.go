@@ -23,7 +23,7 @@ import (
 // client certificates, Node and RBAC authorization, default admission and
 // API priority and fairness), on loopback. Their CPU is summed as the
 // server's: kube-lite runs etcd inside its apiserver process.
-func startUpstream(ctx context.Context, o options) (*server, error) {
+func startUpstream(ctx context.Context, o options) (_ *server, err error) {
 	etcdBin, apiBin := filepath.Join(o.upstream, "etcd"), filepath.Join(o.upstream, "kube-apiserver")
 	for _, b := range []string{etcdBin, apiBin} {
 		if _, err := os.Stat(b); err != nil {
@@ -35,6 +35,11 @@ func startUpstream(ctx context.Context, o options) (*server, error) {
 		return nil, err
 	}
 	srv := &server{name: "upstream", dir: dir, keep: o.keep}
+	defer func() {
+		if err != nil {
+			srv.stop() // its processes and, unless -keep, its directory
+		}
+	}()
 	ports := make([]int, 3)
 	for i := range ports {
 		if ports[i], err = freePort(); err != nil {
@@ -57,18 +62,15 @@ func startUpstream(ctx context.Context, o options) (*server, error) {
 	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	if err := waitEtcd(wait, clientURL); err != nil {
-		srv.stop()
-		return nil, fmt.Errorf("upstream etcd: %w; log in %s", err, filepath.Join(dir, "etcd.log"))
+		return nil, srv.logged(fmt.Errorf("upstream etcd: %w", err), filepath.Join(dir, "etcd.log"))
 	}
 
 	clientCAFile, admin, ca, err := benchAdmin(dir)
 	if err != nil {
-		srv.stop()
 		return nil, err
 	}
 	files, err := upstreamFiles(dir, ca)
 	if err != nil {
-		srv.stop()
 		return nil, err
 	}
 	apiLog := filepath.Join(dir, "kube-apiserver.log")
@@ -83,15 +85,13 @@ func startUpstream(ctx context.Context, o options) (*server, error) {
 		"--service-cluster-ip-range=10.96.0.0/16",
 	}, apiLog, nil)
 	if err != nil {
-		srv.stop()
 		return nil, err
 	}
 	// server.stop stops the last process first: the apiserver, then etcd.
 	srv.procs = []*process{etcd, api}
 	srv.rest = o.restConfig(ports[2], clientCAFile, admin)
 	if err := waitReady(wait, srv); err != nil {
-		srv.stop()
-		return nil, fmt.Errorf("%w; log in %s", err, apiLog)
+		return nil, srv.logged(err, apiLog)
 	}
 	// A fresh kube-apiserver keeps creating its bootstrap objects (RBAC
 	// roles, priority levels, ...) for a while after /readyz; measuring
