@@ -9,6 +9,7 @@ package cacher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -43,7 +45,22 @@ const (
 	DefaultBookmarkInterval = 2 * time.Second
 	// restartDelay spaces re-watches of the storage after a failure.
 	restartDelay = time.Second
+	// DefaultFreshnessBound is how long a watch that must start at a
+	// revision the cache has not reached yet waits for it before the
+	// storage serves it instead, as upstream's watch cache blocks (3 s).
+	DefaultFreshnessBound = 3 * time.Second
+	// progressRetry spaces progress requests while a watch waits: etcd
+	// drops a request while any watch of the stream is still catching up,
+	// so one request is not always answered.
+	progressRetry = 100 * time.Millisecond
 )
+
+// progressRequester is a source that can make its watches report how far
+// they are now, instead of at the next periodic bookmark: the etcd3 store.
+// A resource nobody writes only moves the cache's revision with them.
+type progressRequester interface {
+	RequestWatchProgress(ctx context.Context) error
+}
 
 // Config builds a Cacher.
 type Config struct {
@@ -72,8 +89,12 @@ type Config struct {
 	// in: objects are shared by every watcher, so nobody may write to them
 	// later.
 	GroupVersionKind schema.GroupVersionKind
-	// Clock times the slow-watcher bound and restarts (default real).
+	// Clock times the slow-watcher bound, the freshness bound and restarts
+	// (default real).
 	Clock clock.WithTicker
+	// FreshnessBound (default DefaultFreshnessBound) is how long a watch
+	// waits for the cache to reach the revision it must start at.
+	FreshnessBound time.Duration
 	// Capacity of the event ring (default DefaultCapacity).
 	Capacity int
 	// WatcherBuffer is how many events a watcher may fall behind before
@@ -97,6 +118,9 @@ type Cacher struct {
 	ready bool
 	// rev is the revision the cache reflects.
 	rev int64
+	// advanced is closed and replaced whenever rev advances or ready
+	// changes, for watches waiting for the cache to catch up.
+	advanced chan struct{}
 	// oldest: the ring holds every event of the resource after it.
 	oldest  int64
 	objects map[string]runtime.Object
@@ -154,10 +178,14 @@ func New(cfg Config) *Cacher {
 	if cfg.SlowWatcherBound <= 0 {
 		cfg.SlowWatcherBound = DefaultSlowWatcherBound
 	}
+	if cfg.FreshnessBound <= 0 {
+		cfg.FreshnessBound = DefaultFreshnessBound
+	}
 	return &Cacher{
 		Interface: cfg.Storage,
 		cfg:       cfg,
 		gr:        []string{cfg.GroupVersionKind.Group, strings.Trim(cfg.Prefix, "/")},
+		advanced:  make(chan struct{}),
 	}
 }
 
@@ -248,7 +276,14 @@ func (c *Cacher) start(objects map[string]runtime.Object, rev int64) {
 	c.ring = make([]*event, c.cfg.Capacity)
 	c.head, c.size = 0, 0
 	c.ready = true
+	c.signalLocked()
 	c.cfg.Metrics.initialized(c.gr)
+}
+
+// signalLocked wakes the watches waiting for the cache to move.
+func (c *Cacher) signalLocked() {
+	close(c.advanced)
+	c.advanced = make(chan struct{})
 }
 
 // reset forgets the state and ends every cached watcher, so that their
@@ -263,6 +298,7 @@ func (c *Cacher) reset(ctx context.Context) {
 	c.ready = false
 	c.objects, c.ring = nil, nil
 	c.head, c.size = 0, 0
+	c.signalLocked()
 	c.mu.Unlock()
 	for _, w := range ws {
 		// Run's goroutine dispatches too, so w.last is ours to read.
@@ -292,6 +328,7 @@ func (c *Cacher) apply(typ watch.EventType, key string, obj runtime.Object) {
 	c.ring[(c.head+c.size)%len(c.ring)] = e
 	c.size++
 	c.rev = e.rev
+	c.signalLocked()
 	ws := c.watchers
 	c.mu.Unlock()
 	c.dispatch(ws, e)
@@ -303,6 +340,7 @@ func (c *Cacher) bookmark(rev int64) {
 	c.mu.Lock()
 	if rev > c.rev {
 		c.rev = rev
+		c.signalLocked()
 	}
 	rev = c.rev
 	ws := c.watchers
@@ -368,10 +406,15 @@ func (c *Cacher) dispatch(ws []*cacheWatcher, e *event) {
 // Watch implements storage.Interface: from the cache when it can serve
 // exactly what the storage would, from the storage otherwise.
 func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
-	// "" must be a consistent read and sendInitialEvents needs its end
-	// bookmark: the storage's.
-	if opts.ResourceVersion == "" || opts.InitialEventsEndBookmark ||
-		(!opts.Predicate.Empty() && opts.Predicate.GetAttrs == nil) {
+	if !opts.Predicate.Empty() && opts.Predicate.GetAttrs == nil {
+		return c.fromStorage(ctx, key, opts) // it answers with the error
+	}
+	if opts.InitialEventsEndBookmark {
+		return c.watchList(ctx, key, opts)
+	}
+	// "" without initial events is a consistent watch from now on: the
+	// storage's, as upstream's.
+	if opts.ResourceVersion == "" {
 		return c.fromStorage(ctx, key, opts)
 	}
 	n, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
@@ -381,43 +424,16 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	if n != 0 && c.compacted(ctx, n) {
 		return c.fromStorage(ctx, key, opts)
 	}
-	if !strings.HasPrefix(key, "/") {
-		key = "/" + key
-	}
-	if opts.Recursive && !strings.HasSuffix(key, "/") {
-		key += "/"
-	}
-	w := &cacheWatcher{
-		c:         c,
-		key:       key,
-		recursive: opts.Recursive,
-		pred:      opts.Predicate,
-		filter:    !opts.Predicate.Empty(),
-		bookmarks: opts.AllowWatchBookmarks,
-		done:      make(chan struct{}),
-	}
+	w := c.newWatcher(key, opts)
 	c.mu.Lock()
 	if !c.ready || (n != 0 && n < c.oldest) {
 		// Older than the ring: the storage replays it or answers 410.
 		c.mu.Unlock()
 		return c.fromStorage(ctx, key, opts)
 	}
-	// What the watch starts with is queued now, in room made for it, so
-	// that the dispatcher can deliver what follows straight after it.
 	var first []watch.Event
 	if n == 0 {
-		w.last.rev = c.rev
-		for _, obj := range c.currentLocked(w) {
-			match, err := w.matches(obj)
-			if err != nil {
-				w.failed = true
-				first = append(first, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
-				break
-			}
-			if match {
-				first = append(first, watch.Event{Type: watch.Added, Object: obj})
-			}
-		}
+		first = c.initialLocked(w)
 	} else {
 		w.last.rev = n
 		for _, e := range c.sinceLocked(n, w) {
@@ -429,6 +445,165 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 			}
 		}
 	}
+	return c.registerLocked(ctx, w, first), nil
+}
+
+// watchList serves a watch that asked for its initial events and the
+// bookmark marking their end (sendInitialEvents, what every client-go
+// informer starts with): the cache's objects once it is at least as new as
+// the resourceVersion asks ("" a consistent read: etcd's current revision),
+// then that bookmark at the cache's revision, then what follows. A cache
+// that cannot get there within the freshness bound leaves the watch to the
+// storage: a client must never start from a state older than a write it has
+// seen acknowledged.
+func (c *Cacher) watchList(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	if !opts.AllowWatchBookmarks {
+		return c.initialFromStorage(ctx, key, opts)
+	}
+	var need int64
+	switch opts.ResourceVersion {
+	case "", "0":
+	default:
+		n, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
+		if err != nil || n < 0 {
+			return c.fromStorage(ctx, key, opts) // it answers with the error
+		}
+		need = n
+	}
+	if opts.ResourceVersion == "" {
+		rev, err := c.Interface.CurrentRevision(ctx)
+		if err != nil {
+			return c.initialFromStorage(ctx, key, opts)
+		}
+		need = rev
+	}
+	if !c.waitFresh(ctx, need) {
+		return c.initialFromStorage(ctx, key, opts)
+	}
+	w := c.newWatcher(key, opts)
+	c.mu.Lock()
+	if !c.ready || c.rev < need { // restarted since
+		c.mu.Unlock()
+		return c.initialFromStorage(ctx, key, opts)
+	}
+	first := c.initialLocked(w)
+	if !w.failed {
+		end, err := c.initialEventsEnd(c.rev)
+		if err != nil {
+			c.mu.Unlock()
+			return c.initialFromStorage(ctx, key, opts)
+		}
+		first = append(first, end)
+		w.last.bookmark = c.rev
+	}
+	return c.registerLocked(ctx, w, first), nil
+}
+
+// initialFromStorage leaves a watch with initial events to the storage,
+// which sends them only from "" or "0": for a resourceVersion N it reads
+// the latest state, which is at least as new as N.
+func (c *Cacher) initialFromStorage(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	if opts.ResourceVersion != "0" {
+		opts.ResourceVersion = ""
+	}
+	return c.fromStorage(ctx, key, opts)
+}
+
+// waitFresh waits, within the freshness bound and while ctx lasts, until
+// the cache is ready at revision need or newer. A cache behind need asks its
+// source for progress: the revision of a resource nobody writes moves only
+// with the source's bookmarks, which otherwise come once an interval.
+func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
+	var bound clock.Timer
+	var retry clock.Ticker
+	var retryC <-chan time.Time
+	for {
+		c.mu.RLock()
+		ready, rev, advanced := c.ready, c.rev, c.advanced
+		c.mu.RUnlock()
+		if ready && rev >= need {
+			return true
+		}
+		if bound == nil {
+			bound = c.cfg.Clock.NewTimer(c.cfg.FreshnessBound)
+			defer bound.Stop()
+		}
+		if ready && retry == nil {
+			p, ok := c.cfg.Source.(progressRequester)
+			if !ok || p.RequestWatchProgress(ctx) != nil {
+				return false
+			}
+			retry = c.cfg.Clock.NewTicker(progressRetry)
+			defer retry.Stop()
+			retryC = retry.C()
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-bound.C():
+			return false
+		case <-advanced:
+		case <-retryC:
+			// A failure here is as a dropped request: the next one retries.
+			_ = c.cfg.Source.(progressRequester).RequestWatchProgress(ctx)
+		}
+	}
+}
+
+// initialEventsEnd is the bookmark at rev that tells a sendInitialEvents
+// client its initial state is complete.
+func (c *Cacher) initialEventsEnd(rev int64) (watch.Event, error) {
+	obj := c.cfg.NewFunc()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return watch.Event{}, fmt.Errorf("cacher: initial events end bookmark: %w", err)
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	obj.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
+	return watch.Event{Type: watch.Bookmark, Object: obj}, nil
+}
+
+func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *cacheWatcher {
+	if !strings.HasPrefix(key, "/") {
+		key = "/" + key
+	}
+	if opts.Recursive && !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	return &cacheWatcher{
+		c:         c,
+		key:       key,
+		recursive: opts.Recursive,
+		pred:      opts.Predicate,
+		filter:    !opts.Predicate.Empty(),
+		bookmarks: opts.AllowWatchBookmarks,
+		done:      make(chan struct{}),
+	}
+}
+
+// initialLocked starts w at the cache's revision with its current objects
+// as ADDED events, in key order.
+func (c *Cacher) initialLocked(w *cacheWatcher) []watch.Event {
+	w.last.rev = c.rev
+	var first []watch.Event
+	for _, obj := range c.currentLocked(w) {
+		match, err := w.matches(obj)
+		if err != nil {
+			w.failed = true
+			return append(first, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
+		}
+		if match {
+			first = append(first, watch.Event{Type: watch.Added, Object: obj})
+		}
+	}
+	return first
+}
+
+// registerLocked queues what w starts with, in room made for it, so that
+// the dispatcher can deliver what follows straight after it, and adds w to
+// the watchers (unless it failed already). It releases c.mu.
+func (c *Cacher) registerLocked(ctx context.Context, w *cacheWatcher, first []watch.Event) watch.Interface {
 	w.result = make(chan watch.Event, len(first)+c.cfg.WatcherBuffer)
 	for _, ev := range first {
 		w.result <- ev
@@ -437,7 +612,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		c.mu.Unlock()
 		w.closed = true
 		close(w.result)
-		return w, nil
+		return w
 	}
 	ws := make([]*cacheWatcher, len(c.watchers), len(c.watchers)+1)
 	copy(ws, c.watchers)
@@ -445,7 +620,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	c.mu.Unlock()
 	context.AfterFunc(ctx, w.end)
 	c.cfg.Metrics.watch(c.gr, "cache")
-	return w, nil
+	return w
 }
 
 // compacted reports whether etcd no longer has the revisions a watch from

@@ -438,11 +438,34 @@ func (p *progressRequester) loop(stop <-chan struct{}) {
 // without watches would make the client open a new stream that nothing ever
 // closes.
 func (p *progressRequester) request(ctx context.Context) {
+	// A failed request only delays a bookmark; the next tick retries.
+	_ = p.requestNow(ctx)
+}
+
+// errNoBookmarkWatch: no watch that wants bookmarks is open, so a progress
+// request would reach nobody.
+var errNoBookmarkWatch = errors.New("etcd3: no watch with bookmarks to request progress for")
+
+func (p *progressRequester) requestNow(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.waiters == 0 {
-		return
+		return errNoBookmarkWatch
 	}
-	// A failed request only delays a bookmark; the next tick retries.
-	_ = p.client.RequestProgress(ctx)
+	if err := p.client.RequestProgress(ctx); err != nil {
+		return fmt.Errorf("etcd3: request watch progress: %w", err)
+	}
+	return nil
+}
+
+// RequestWatchProgress asks etcd, now, for a progress notification on the
+// watch stream of this store's bookmark-wanting watches: each of them then
+// gets a bookmark at the revision up to which it has every event (etcd
+// defers the answer until the stream's watches have caught up). A watch
+// cache that must reach a revision its resource has not been written at
+// uses it instead of waiting for the next periodic request.
+func (s *store) RequestWatchProgress(ctx context.Context) error {
+	// The same metadata as the watches', so that the request reaches their
+	// gRPC stream.
+	return s.progress.requestNow(clientv3.WithRequireLeader(ctx))
 }
