@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
@@ -224,6 +226,169 @@ func TestWatchBookmarks(t *testing.T) {
 			return
 		case <-deadline:
 			t.Fatal("no bookmark arrived")
+		}
+	}
+}
+
+// TestInformerWatchListIsServedFromTheWatchCache: a client-go informer
+// starts with a watch-list (sendInitialEvents, on by default in client-go),
+// which the configmaps' watch cache serves instead of a watch of its own on
+// etcd; it syncs with what was there and then sees changes.
+func TestInformerWatchListIsServedFromTheWatchCache(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	metrics := func() string {
+		b, err := s.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("metrics: %v", err)
+		}
+		return string(b)
+	}
+	// Started with the server, the cache is ready by now; a watch that
+	// came sooner would wait for it (up to a bound, then go to etcd).
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(metrics(),
+		`apiserver_watch_cache_initializations_total{group="",resource="configmaps"} 1`); {
+		if time.Now().After(deadline) {
+			t.Fatal("the configmaps watch cache never initialized")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	before, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	factory := informers.NewSharedInformerFactory(s.Client, 0)
+	inf := factory.Core().V1().ConfigMaps().Informer()
+	events := make(chan string, 100)
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o interface{}) { events <- "add " + o.(*corev1.ConfigMap).Name },
+		DeleteFunc: func(o interface{}) {
+			if cm, ok := o.(*corev1.ConfigMap); ok {
+				events <- "delete " + cm.Name
+			}
+		},
+	})
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer never synced")
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "after", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"add before", "add after", "delete after"} {
+		select {
+		case got := <-events:
+			if got != want {
+				t.Fatalf("event: got %q, want %q", got, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("timed out waiting for %q", want)
+		}
+	}
+
+	// The same request through the API: the initial state, then the
+	// bookmark marking its end, at least as new as what was written.
+	w, err := cms.Watch(ctx, metav1.ListOptions{
+		SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var initial []string
+	for done := false; !done; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("watch ended early")
+			}
+			cm := ev.Object.(*corev1.ConfigMap)
+			switch ev.Type {
+			case watch.Added:
+				initial = append(initial, cm.Name)
+			case watch.Bookmark:
+				if cm.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+					t.Fatalf("bookmark without %s: %v", metav1.InitialEventsAnnotationKey, cm.Annotations)
+				}
+				rv, _ := strconv.Atoi(cm.ResourceVersion)
+				if base, _ := strconv.Atoi(before.ResourceVersion); rv < base {
+					t.Fatalf("initial events end at %d, older than the write at %d", rv, base)
+				}
+				done = true
+			default:
+				t.Fatalf("got %s during the initial events", ev.Type)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no initial-events-end bookmark")
+		}
+	}
+	if len(initial) != 1 || initial[0] != "before" {
+		t.Fatalf("initial events %v, want [before]", initial)
+	}
+
+	m := metrics()
+	cached := regexp.MustCompile(`apiserver_watch_cache_watches_total\{group="",resource="configmaps",source="cache"\} (\d+)`).FindStringSubmatch(m)
+	if cached == nil || cached[1] == "0" {
+		t.Errorf("the configmaps watches were not served from the watch cache:\n%s", grepLines(m, "apiserver_watch_cache_watches_total"))
+	}
+	if strings.Contains(m, `apiserver_watch_cache_watches_total{group="",resource="configmaps",source="storage"}`) {
+		t.Errorf("a configmaps watch went to etcd:\n%s", grepLines(m, "apiserver_watch_cache_watches_total"))
+	}
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestAdmissionCachesAreFedFromTheWatchCache: what admission reads on every
+// create (namespaces, service accounts, limit ranges, quotas, priority
+// classes) and the webhook configurations are mirrored from the watch
+// caches, not from etcd watches of their own that decode and hold every
+// object a second time.
+func TestAdmissionCachesAreFedFromTheWatchCache(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	resources := []string{
+		`group="",resource="namespaces"`, `group="",resource="serviceaccounts"`,
+		`group="",resource="limitranges"`, `group="",resource="resourcequotas"`,
+		`group="scheduling.k8s.io",resource="priorityclasses"`,
+		`group="admissionregistration.k8s.io",resource="mutatingwebhookconfigurations"`,
+		`group="admissionregistration.k8s.io",resource="validatingwebhookconfigurations"`,
+	}
+	var m string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		b, err := s.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("metrics: %v", err)
+		}
+		m = string(b)
+		all := true
+		for _, r := range resources {
+			all = all && strings.Contains(m, "apiserver_watch_cache_watches_total{"+r+`,source="cache"} 1`)
+		}
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admission caches' watches were not all served from the watch cache:\n%s", grepLines(m, "apiserver_watch_cache_watches_total"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, r := range resources {
+		if strings.Contains(m, "apiserver_watch_cache_watches_total{"+r+`,source="storage"}`) {
+			t.Errorf("%s: a watch went to etcd:\n%s", r, grepLines(m, "apiserver_watch_cache_watches_total"))
 		}
 	}
 }
