@@ -20,7 +20,10 @@ import (
 // that admission reads namespaces, service accounts, limit ranges and quotas
 // without an etcd round trip per request. Like upstream's informer-fed
 // admission, it may lag a write by the watch latency; readers that must not
-// miss a fresh object fall back to storage on a miss.
+// miss a fresh object fall back to storage on a miss. Its watch-list is
+// served by the resource's watch cache, so the objects it holds are that
+// cache's own, shared with every watcher of the resource: nothing may
+// modify them (get and list hand out copies, peek and peekList do not).
 type objectCache struct {
 	st     *handler.Store
 	synced atomic.Bool
@@ -213,7 +216,8 @@ func (c *objectCache) get(ns, name string) (runtime.Object, bool) {
 
 // peek is get without the copy, for readers that only look: the cache
 // replaces objects and never modifies one, so the object stays as it was
-// when read, but the caller must not modify it either.
+// when read, but the caller must not modify it either (the watch cache and
+// its watchers share it).
 func (c *objectCache) peek(ns, name string) (runtime.Object, bool) {
 	if !c.current() {
 		return nil, false
