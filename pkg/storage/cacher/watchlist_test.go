@@ -285,3 +285,55 @@ func TestInitialEventsBookmarkIsNotRepeated(t *testing.T) {
 		t.Fatalf("got %s %v, want a plain BOOKMARK @%s", desc(t, ev), ev.Object.(metav1.Object).GetAnnotations(), b.ResourceVersion)
 	}
 }
+
+// TestInitialEventsWaitForARestartingCache: a watch-list that comes while
+// the cache reloads after its storage watch failed waits for it instead of
+// opening an etcd watch of its own for its whole life.
+func TestInitialEventsWaitForARestartingCache(t *testing.T) {
+	b := &breakable{Interface: newStore(t, sharedClient)}
+	c := startCacher(t, b, patient)
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	c.waitRev(t, rvOf(t, a))
+	old := mustWatch(t, c, "/configmaps/", listOpts("0"))
+	b.fail()
+	for range old.ResultChan() { // ended by the restart
+	}
+	w := watchStepping(t, c, "/configmaps/", listOpts("0"), restartDelay)
+	if !cached(w) {
+		t.Fatal("not served from the restarted cache")
+	}
+	expect(t, w, descObj(watch.Added, a))
+	expectInitialEventsEnd(t, w)
+}
+
+// TestWaitingWatchEndsWithItsContext: a client that goes away while its
+// watch waits for the cache does not leave it waiting.
+func TestWaitingWatchEndsWithItsContext(t *testing.T) {
+	src := &deafSource{Interface: newStore(t, sharedClient)}
+	c := startCacher(t, src, patient)
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	c.waitRev(t, rvOf(t, a))
+	mustCreate(t, newStore(t, sharedClient), configMap("ns", "o", nil))
+	ctx, cancel := context.WithCancel(testCtx(t))
+	done := make(chan watch.Interface, 1)
+	go func() {
+		w, err := c.Watch(ctx, "/configmaps/", listOpts(""))
+		if err != nil {
+			t.Errorf("watch: %v", err)
+		}
+		done <- w
+	}()
+	poll(t, "a progress request", func() bool { return src.requests.Load() > 0 })
+	cancel()
+	select {
+	case w := <-done:
+		if w != nil {
+			defer w.Stop()
+			if cached(w) {
+				t.Fatal("served from a cache behind the consistent revision")
+			}
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch still waits after its context ended")
+	}
+}
