@@ -112,6 +112,11 @@ type ListOptions struct {
 	// at, annotated k8s.io/initial-events-end=true: what clients asking for
 	// sendInitialEvents wait for before they consider their cache synced.
 	InitialEventsEndBookmark bool
+	// Encoded asks a Watch for *Encoded objects in place of decoded ones,
+	// and a deletion without the object's last value: for a consumer that
+	// keeps every object's last state itself and decodes only what it
+	// hands on (the watch cache). It takes no predicate.
+	Encoded bool
 }
 
 // AttrFunc returns the labels and selectable fields of an object.

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -41,4 +42,26 @@ func SelectionChange(oldMatch, curMatch bool) (typ watch.EventType, ok bool) {
 		return watch.Deleted, true
 	}
 	return "", false
+}
+
+// Encoded is an object as the storage holds it, what a watch with
+// ListOptions.Encoded sends in place of each object (bookmarks excepted).
+type Encoded struct {
+	// Key is the object's key, as callers of Interface name it.
+	Key string
+	// Data is the stored value; nil for a deletion.
+	Data []byte
+	// Rev is the revision of the change.
+	Rev int64
+}
+
+// GetObjectKind implements runtime.Object: an Encoded has no kind of its
+// own, its Data has.
+func (e *Encoded) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject implements runtime.Object.
+func (e *Encoded) DeepCopyObject() runtime.Object {
+	c := *e
+	c.Data = append([]byte(nil), e.Data...)
+	return &c
 }

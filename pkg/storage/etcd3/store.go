@@ -128,10 +128,27 @@ func (s *store) encode(obj runtime.Object) ([]byte, error) {
 
 // decode fills into from stored bytes and stamps it with rev.
 func (s *store) decode(data []byte, into runtime.Object, rev int64) error {
-	if _, _, err := s.codec.Decode(data, nil, into); err != nil {
+	return decodeAt(s.codec, data, into, rev)
+}
+
+func decodeAt(codec runtime.Codec, data []byte, into runtime.Object, rev int64) error {
+	if _, _, err := codec.Decode(data, nil, into); err != nil {
 		return fmt.Errorf("etcd3: decode: %w", err)
 	}
 	return setResourceVersion(into, rev)
+}
+
+// NewDecoder returns how a store made with codec and newFunc decodes a
+// value it holds at revision rev: what the consumer of a watch with
+// storage.ListOptions.Encoded needs.
+func NewDecoder(codec runtime.Codec, newFunc func() runtime.Object) func(data []byte, rev int64) (runtime.Object, error) {
+	return func(data []byte, rev int64) (runtime.Object, error) {
+		obj := newFunc()
+		if err := decodeAt(codec, data, obj, rev); err != nil {
+			return nil, err
+		}
+		return obj, nil
+	}
 }
 
 func setResourceVersion(obj runtime.Object, rev int64) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if !opts.Predicate.Empty() && opts.Predicate.GetAttrs == nil {
 		return nil, errors.New("etcd3: watch: a selector needs GetAttrs")
 	}
+	if opts.Encoded && !opts.Predicate.Empty() {
+		return nil, errors.New("etcd3: watch: an encoded watch takes no selector")
+	}
 	k := s.fullKey(key)
 	if opts.Recursive {
 		k = s.dirKey(key)
@@ -59,6 +63,7 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		filter:     !opts.Predicate.Empty(),
 		bookmarks:  opts.AllowWatchBookmarks,
 		initialEnd: initial && opts.InitialEventsEndBookmark,
+		encoded:    opts.Encoded,
 		cancel:     cancel,
 		result:     make(chan watch.Event, resultBuffer),
 		done:       make(chan struct{}),
@@ -78,6 +83,8 @@ type watcher struct {
 	bookmarks bool
 	// initialEnd: mark the end of the initial events with a bookmark.
 	initialEnd bool
+	// encoded: send *storage.Encoded values, no previous ones.
+	encoded bool
 
 	cancel context.CancelFunc
 	result chan watch.Event
@@ -206,7 +213,12 @@ func (w *watcher) etcdOpts(rev int64, early bool) []clientv3.OpOption {
 	if early {
 		start = rev
 	}
-	opts := []clientv3.OpOption{clientv3.WithRev(start), clientv3.WithPrevKV()}
+	opts := []clientv3.OpOption{clientv3.WithRev(start)}
+	if !w.encoded {
+		// etcd reads each previous value at its revision for this: an
+		// encoded watch's consumer has it already.
+		opts = append(opts, clientv3.WithPrevKV())
+	}
 	if w.recursive {
 		opts = append(opts, clientv3.WithPrefix())
 	}
@@ -238,6 +250,12 @@ func (w *watcher) sendInitial(ctx context.Context) (int64, error) {
 			rev = resp.Header.Revision
 		}
 		for _, kv := range resp.Kvs {
+			if w.encoded {
+				if !w.send(ctx, watch.Event{Type: watch.Added, Object: w.store.encoded(kv.Key, kv.Value, kv.ModRevision)}) {
+					return 0, ctx.Err()
+				}
+				continue
+			}
 			obj := w.store.newFunc()
 			if err := w.store.decode(kv.Value, obj, kv.ModRevision); err != nil {
 				return 0, err
@@ -275,6 +293,15 @@ func (w *watcher) matches(obj runtime.Object) (bool, error) {
 // of the event, as a deletion does.
 func (w *watcher) convert(ev *clientv3.Event) (watch.Event, bool, error) {
 	rev := ev.Kv.ModRevision
+	if w.encoded {
+		switch {
+		case ev.Type == mvccpb.DELETE:
+			return watch.Event{Type: watch.Deleted, Object: w.store.encoded(ev.Kv.Key, nil, rev)}, true, nil
+		case ev.IsCreate():
+			return watch.Event{Type: watch.Added, Object: w.store.encoded(ev.Kv.Key, ev.Kv.Value, rev)}, true, nil
+		}
+		return watch.Event{Type: watch.Modified, Object: w.store.encoded(ev.Kv.Key, ev.Kv.Value, rev)}, true, nil
+	}
 	if ev.Type == mvccpb.DELETE {
 		if ev.PrevKv == nil {
 			return watch.Event{}, false, fmt.Errorf("etcd3: watch: delete of %s at %d without its previous value", ev.Kv.Key, rev)
@@ -468,4 +495,9 @@ func (s *store) RequestWatchProgress(ctx context.Context) error {
 	// The same metadata as the watches', so that the request reaches their
 	// gRPC stream.
 	return s.progress.requestNow(clientv3.WithRequireLeader(ctx))
+}
+
+// encoded is a value etcd holds under key, as an encoded watch sends it.
+func (s *store) encoded(key, data []byte, rev int64) *storage.Encoded {
+	return &storage.Encoded{Key: strings.TrimPrefix(string(key), s.prefix), Data: data, Rev: rev}
 }

@@ -584,3 +584,68 @@ func TestWatchBookmarksInAnIdleCluster(t *testing.T) {
 		}
 	})
 }
+
+// An encoded watch hands on what etcd holds, keyed as callers name
+// objects, and what NewDecoder makes of it is what a decoded watch sends.
+func TestEncodedWatch(t *testing.T) { bothClients(t, testEncodedWatch) }
+
+func testEncodedWatch(t *testing.T, c *clientv3.Client) {
+	s := newConfigMapStore(t, c)
+	decode := NewDecoder(NewStorageCodec(apiScheme, corev1.SchemeGroupVersion), func() kruntime.Object { return &corev1.ConfigMap{} })
+	ctx := testCtx(t)
+	a := mustCreate(t, s, configMap("ns", "a", nil, map[string]string{"v": "1"}))
+	if _, err := s.Watch(ctx, "/configmaps/", storage.ListOptions{Recursive: true, Encoded: true, Predicate: labelPredicate(t, "x=y")}); err == nil {
+		t.Fatal("an encoded watch with a selector was accepted")
+	}
+	w := startWatch(t, s, "/configmaps/", storage.ListOptions{Recursive: true, Encoded: true, AllowWatchBookmarks: true, InitialEventsEndBookmark: true})
+
+	type change struct {
+		typ watch.EventType
+		key string
+		rev int64
+		cm  *corev1.ConfigMap // nil: no value
+	}
+	next := func() change {
+		t.Helper()
+		ev := nextNonBookmark(t, w)
+		enc, ok := ev.Object.(*storage.Encoded)
+		if !ok {
+			t.Fatalf("%s event carries a %T, want *storage.Encoded", ev.Type, ev.Object)
+		}
+		ch := change{typ: ev.Type, key: enc.Key, rev: enc.Rev}
+		if enc.Data != nil {
+			obj, err := decode(enc.Data, enc.Rev)
+			if err != nil {
+				t.Fatalf("decode %s: %v", enc.Key, err)
+			}
+			ch.cm = obj.(*corev1.ConfigMap)
+		}
+		return ch
+	}
+	check := func(got change, typ watch.EventType, want *corev1.ConfigMap) {
+		t.Helper()
+		if got.typ != typ || got.key != cmKey(want.Namespace, want.Name) || got.rev != rvOf(t, want) {
+			t.Fatalf("got %s %s@%d, want %s %s@%s", got.typ, got.key, got.rev, typ, cmKey(want.Namespace, want.Name), want.ResourceVersion)
+		}
+		if typ == watch.Deleted {
+			if got.cm != nil {
+				t.Fatalf("deletion carries a value: %+v", got.cm)
+			}
+			return
+		}
+		if got.cm == nil || got.cm.Data["v"] != want.Data["v"] || got.cm.ResourceVersion != want.ResourceVersion {
+			t.Fatalf("decoded %+v, want %+v", got.cm, want)
+		}
+	}
+	check(next(), watch.Added, a)
+	b := mustCreate(t, s, configMap("ns", "b", nil, map[string]string{"v": "2"}))
+	check(next(), watch.Added, b)
+	b2 := update(t, s, "b", func(cur kruntime.Object) (kruntime.Object, error) {
+		cm := cur.(*corev1.ConfigMap)
+		cm.Data["v"] = "3"
+		return cm, nil
+	})
+	check(next(), watch.Modified, b2)
+	gone := remove(t, ctx, s, "a")
+	check(next(), watch.Deleted, gone)
+}
