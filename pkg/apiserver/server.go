@@ -14,8 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
@@ -106,7 +104,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			Storage:          etcdStore,
 			Source:           source,
 			Prefix:           st.Prefix,
-			KeyFunc:          objectKey(st),
+			Decode:           etcd3.NewDecoder(codec, res.New),
 			NewFunc:          res.New,
 			NewListFunc:      res.NewList,
 			GroupVersionKind: res.GroupVersionKind(),
@@ -151,18 +149,6 @@ func watchCached(res *registry.Resource) bool {
 // the group in the path only where core and another group share a name.
 func storagePrefix(res *registry.Resource) string {
 	return "/" + res.Name + "/"
-}
-
-// objectKey returns the storage key of an object of st, as the handler
-// builds keys for Watch.
-func objectKey(st *handler.Store) func(runtime.Object) (string, error) {
-	return func(obj runtime.Object) (string, error) {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return "", fmt.Errorf("apiserver: %s object without metadata: %w", st.Name, err)
-		}
-		return st.Key(m.GetNamespace(), m.GetName()), nil
-	}
 }
 
 // Handler serves the whole API.

@@ -68,13 +68,16 @@ type Config struct {
 	// unchanged.
 	Storage storage.Interface
 	// Source, if set, is the same store through another connection, for
-	// the cache's own watch (default Storage).
+	// the cache's own watch (default Storage). That watch asks for
+	// storage.ListOptions.Encoded: the cache decodes an object only when a
+	// watcher needs it, so that a resource nobody watches costs a write no
+	// decode and the collector no objects to scan.
 	Source storage.Interface
+	// Decode turns a value the storage holds into the object at revision
+	// rev (etcd3.NewDecoder).
+	Decode func(data []byte, rev int64) (runtime.Object, error)
 	// Prefix is the resource's storage key prefix ("/pods/").
 	Prefix string
-	// KeyFunc returns an object's storage key, as the callers of Watch
-	// build keys.
-	KeyFunc func(obj runtime.Object) (string, error)
 	// NewFunc returns an empty object of the resource, for bookmarks.
 	NewFunc func() runtime.Object
 	// NewListFunc returns an empty list of the resource. With it, a watch
@@ -118,12 +121,13 @@ type Cacher struct {
 	ready bool
 	// rev is the revision the cache reflects.
 	rev int64
-	// advanced is closed and replaced whenever rev advances or ready
-	// changes, for watches waiting for the cache to catch up.
+	// advanced is closed whenever rev advances or ready changes, for
+	// watches waiting for the cache to catch up; made by the first of them
+	// (nil while nobody waits, so that a write costs no channel).
 	advanced chan struct{}
 	// oldest: the ring holds every event of the resource after it.
 	oldest  int64
-	objects map[string]runtime.Object
+	objects map[string]*state
 	ring    []*event // circular, ring[head] is the oldest entry
 	head    int
 	size    int
@@ -131,30 +135,69 @@ type Cacher struct {
 	watchers []*cacheWatcher
 }
 
+// state is one stored version of an object: the bytes the storage holds
+// until a watcher first needs the object, then the object decoded from
+// them, shared read-only by every watcher.
+type state struct {
+	data []byte // read and dropped inside once
+	// of is set for an object's last state carrying a later revision (a
+	// deletion, or an update that takes it out of a watcher's selection):
+	// that state's object, copied, at rev.
+	of  *state
+	rev int64 // the object's resourceVersion
+
+	once sync.Once
+	obj  runtime.Object
+	err  error
+}
+
+// object decodes s once.
+func (c *Cacher) object(s *state) (runtime.Object, error) {
+	s.once.Do(func() {
+		if s.of != nil {
+			last, err := c.object(s.of)
+			if err != nil {
+				s.err = err
+				return
+			}
+			obj := last.DeepCopyObject()
+			if m, err := meta.Accessor(obj); err == nil {
+				m.SetResourceVersion(strconv.FormatInt(s.rev, 10))
+			}
+			s.obj = obj
+			return
+		}
+		s.obj, s.err = c.cfg.Decode(s.data, s.rev)
+		s.data = nil
+		if s.err == nil {
+			s.obj.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
+		}
+	})
+	return s.obj, s.err
+}
+
 // event is one change, shared read-only by every watcher.
 type event struct {
 	typ watch.EventType // Bookmark for bookmarks
 	key string
 	rev int64
-	obj runtime.Object
-	// prev is the object's previous state (nil for ADDED), as cached.
-	prev runtime.Object
+	// cur is the object as the change leaves it; for DELETED, its last
+	// state carrying the deletion's revision, as clients receive it.
+	cur *state
+	// prev is the object's previous state (nil for ADDED).
+	prev *state
+	// mark is a bookmark's object.
+	mark runtime.Object
 
-	// prevAtRev is prev carrying this event's revision, what a watcher
-	// whose selection the object leaves receives as DELETED; made once.
-	prevOnce  sync.Once
-	prevAtRev runtime.Object
+	// left is prev carrying this event's revision, what a watcher whose
+	// selection the object leaves receives as DELETED; made once.
+	leftOnce sync.Once
+	left     *state
 }
 
-func (e *event) deletedPrev() runtime.Object {
-	e.prevOnce.Do(func() {
-		obj := e.prev.DeepCopyObject()
-		if m, err := meta.Accessor(obj); err == nil {
-			m.SetResourceVersion(strconv.FormatInt(e.rev, 10))
-		}
-		e.prevAtRev = obj
-	})
-	return e.prevAtRev
+func (e *event) leaving() *state {
+	e.leftOnce.Do(func() { e.left = &state{of: e.prev, rev: e.rev} })
+	return e.left
 }
 
 // New returns a Cacher around cfg.Storage; it serves watches from memory
@@ -185,7 +228,6 @@ func New(cfg Config) *Cacher {
 		Interface: cfg.Storage,
 		cfg:       cfg,
 		gr:        []string{cfg.GroupVersionKind.Group, strings.Trim(cfg.Prefix, "/")},
-		advanced:  make(chan struct{}),
 	}
 }
 
@@ -213,7 +255,7 @@ func (c *Cacher) Run(ctx context.Context) {
 // watch ends.
 func (c *Cacher) follow(ctx context.Context) error {
 	w, err := c.cfg.Source.Watch(ctx, c.cfg.Prefix, storage.ListOptions{
-		Recursive: true, AllowWatchBookmarks: true, InitialEventsEndBookmark: true,
+		Recursive: true, AllowWatchBookmarks: true, InitialEventsEndBookmark: true, Encoded: true,
 	})
 	if err != nil {
 		return err
@@ -223,7 +265,7 @@ func (c *Cacher) follow(ctx context.Context) error {
 	// still need their bookmarks, from the cache's own ticker.
 	tick := c.cfg.Clock.NewTicker(c.cfg.BookmarkInterval)
 	defer tick.Stop()
-	initial := map[string]runtime.Object{}
+	initial := map[string]*state{}
 	for {
 		var ev watch.Event
 		var ok bool
@@ -255,20 +297,21 @@ func (c *Cacher) follow(ctx context.Context) error {
 			c.bookmark(rev)
 			continue
 		}
-		ev.Object.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
-		key, err := c.cfg.KeyFunc(ev.Object)
-		if err != nil {
-			return err
+		enc, ok := ev.Object.(*storage.Encoded)
+		if !ok {
+			return fmt.Errorf("storage watch sent a %T, not an encoded object", ev.Object)
 		}
 		if initial != nil {
-			initial[key] = ev.Object
+			initial[enc.Key] = &state{data: enc.Data, rev: enc.Rev}
 			continue
 		}
-		c.apply(ev.Type, key, ev.Object)
+		if err := c.apply(ev.Type, enc); err != nil {
+			return err
+		}
 	}
 }
 
-func (c *Cacher) start(objects map[string]runtime.Object, rev int64) {
+func (c *Cacher) start(objects map[string]*state, rev int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.objects = objects
@@ -282,8 +325,10 @@ func (c *Cacher) start(objects map[string]runtime.Object, rev int64) {
 
 // signalLocked wakes the watches waiting for the cache to move.
 func (c *Cacher) signalLocked() {
-	close(c.advanced)
-	c.advanced = make(chan struct{})
+	if c.advanced != nil {
+		close(c.advanced)
+		c.advanced = nil
+	}
 }
 
 // reset forgets the state and ends every cached watcher, so that their
@@ -310,14 +355,22 @@ func (c *Cacher) reset(ctx context.Context) {
 	}
 }
 
-func (c *Cacher) apply(typ watch.EventType, key string, obj runtime.Object) {
-	e := &event{typ: typ, key: key, rev: storage.RevisionOf(obj), obj: obj}
+func (c *Cacher) apply(typ watch.EventType, enc *storage.Encoded) error {
+	e := &event{typ: typ, key: enc.Key, rev: enc.Rev}
 	c.mu.Lock()
-	e.prev = c.objects[key]
+	e.prev = c.objects[enc.Key]
 	if typ == watch.Deleted {
-		delete(c.objects, key)
+		if e.prev == nil {
+			c.mu.Unlock()
+			return fmt.Errorf("deletion of %s, which the cache does not hold", enc.Key)
+		}
+		// The storage sends no value with a deletion: clients get the
+		// last state the cache holds, at the deletion's revision.
+		e.cur = &state{of: e.prev, rev: e.rev}
+		delete(c.objects, enc.Key)
 	} else {
-		c.objects[key] = obj
+		e.cur = &state{data: enc.Data, rev: e.rev}
+		c.objects[enc.Key] = e.cur
 	}
 	if c.size == len(c.ring) {
 		c.oldest = c.ring[c.head].rev
@@ -332,6 +385,7 @@ func (c *Cacher) apply(typ watch.EventType, key string, obj runtime.Object) {
 	ws := c.watchers
 	c.mu.Unlock()
 	c.dispatch(ws, e)
+	return nil
 }
 
 // bookmark tells the watchers that allow bookmarks that they have every
@@ -355,7 +409,7 @@ func (c *Cacher) bookmark(rev int64) {
 	}
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	obj.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
-	c.dispatch(ws, &event{typ: watch.Bookmark, rev: rev, obj: obj})
+	c.dispatch(ws, &event{typ: watch.Bookmark, rev: rev, mark: obj})
 }
 
 // dispatch hands e to every watcher it concerns. A watcher whose buffer is
@@ -425,6 +479,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		return c.fromStorage(ctx, key, opts)
 	}
 	w := c.newWatcher(key, opts)
+	c.decodeReplay(w, n)
 	c.mu.Lock()
 	if !c.ready || (n != 0 && n < c.oldest) {
 		// Older than the ring: the storage replays it or answers 410.
@@ -481,6 +536,7 @@ func (c *Cacher) watchList(ctx context.Context, key string, opts storage.ListOpt
 		return c.initialFromStorage(ctx, key, opts)
 	}
 	w := c.newWatcher(key, opts)
+	c.decodeReplay(w, 0)
 	c.mu.Lock()
 	if !c.ready || c.rev < need { // restarted since
 		c.mu.Unlock()
@@ -518,12 +574,17 @@ func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
 	var retry clock.Ticker
 	var retryC <-chan time.Time
 	for {
-		c.mu.RLock()
-		ready, rev, advanced := c.ready, c.rev, c.advanced
-		c.mu.RUnlock()
+		c.mu.Lock()
+		ready, rev := c.ready, c.rev
 		if ready && rev >= need {
+			c.mu.Unlock()
 			return true
 		}
+		if c.advanced == nil {
+			c.advanced = make(chan struct{})
+		}
+		advanced := c.advanced
+		c.mu.Unlock()
 		if bound == nil {
 			bound = c.cfg.Clock.NewTimer(c.cfg.FreshnessBound)
 			defer bound.Stop()
@@ -587,8 +648,12 @@ func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *cacheWatcher 
 func (c *Cacher) initialLocked(w *cacheWatcher) []watch.Event {
 	w.last.rev = c.rev
 	var first []watch.Event
-	for _, obj := range c.currentLocked(w) {
-		match, err := w.matches(obj)
+	for _, st := range c.currentLocked(w) {
+		obj, err := c.object(st)
+		match := false
+		if err == nil {
+			match, err = w.matches(obj)
+		}
 		if err != nil {
 			w.failed = true
 			return append(first, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
@@ -652,7 +717,7 @@ func (c *Cacher) fromStorage(ctx context.Context, key string, opts storage.ListO
 }
 
 // currentLocked returns w's current objects in key order.
-func (c *Cacher) currentLocked(w *cacheWatcher) []runtime.Object {
+func (c *Cacher) currentLocked(w *cacheWatcher) []*state {
 	keys := make([]string, 0)
 	for k := range c.objects {
 		if w.matchesKey(k) {
@@ -660,11 +725,38 @@ func (c *Cacher) currentLocked(w *cacheWatcher) []runtime.Object {
 		}
 	}
 	sort.Strings(keys)
-	objs := make([]runtime.Object, len(keys))
+	states := make([]*state, len(keys))
 	for i, k := range keys {
-		objs[i] = c.objects[k]
+		states[i] = c.objects[k]
 	}
-	return objs
+	return states
+}
+
+// decodeReplay decodes what a watch of w from revision n starts with (the
+// current objects for 0, the ring's later events otherwise) before Watch
+// takes the lock that holds back every change: the first watch of a
+// resource finds none of it decoded yet.
+func (c *Cacher) decodeReplay(w *cacheWatcher, n int64) {
+	var states []*state
+	c.mu.RLock()
+	if !c.ready || (n != 0 && n < c.oldest) { // the storage will serve it
+		c.mu.RUnlock()
+		return
+	}
+	if n == 0 {
+		states = c.currentLocked(w)
+	} else {
+		for _, e := range c.sinceLocked(n, w) {
+			states = append(states, e.cur)
+			if e.prev != nil && w.filter {
+				states = append(states, e.prev)
+			}
+		}
+	}
+	c.mu.RUnlock()
+	for _, st := range states {
+		_, _ = c.object(st) // an error is the watch's to report, under the lock
+	}
 }
 
 // sinceLocked returns the ring's events after rev under w's key.

@@ -1,9 +1,11 @@
 package cacher
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -546,4 +548,77 @@ func TestSelectorErrorEndsTheWatch(t *testing.T) {
 	b := mustCreate(t, c, configMap("ns", "b", nil))
 	expectErrorThenEnd(later)
 	expect(t, fine, descObj(watch.Added, b))
+}
+
+// countingDecoder counts what the cache decodes, and fails for objects in
+// namespace "bad".
+type countingDecoder struct {
+	decode func([]byte, int64) (runtime.Object, error)
+	n      atomic.Int64
+}
+
+func (d *countingDecoder) Decode(data []byte, rev int64) (runtime.Object, error) {
+	d.n.Add(1)
+	obj, err := d.decode(data, rev)
+	if err == nil && obj.(*corev1.ConfigMap).Namespace == "bad" {
+		return nil, errors.New("undecodable")
+	}
+	return obj, err
+}
+
+func TestObjectsAreDecodedOnlyForWatchersOnce(t *testing.T) {
+	dec := &countingDecoder{}
+	c := startCacher(t, newStore(t, sharedClient), func(cfg *Config) {
+		dec.decode = cfg.Decode
+		cfg.Decode = dec.Decode
+	})
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	b := mustCreate(t, c, configMap("ns", "b", nil))
+	b = mustUpdate(t, c, "ns", "b", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"v": "2"} })
+	c.waitRev(t, rvOf(t, b))
+	if n := dec.n.Load(); n != 0 {
+		t.Fatalf("the cache decoded %d objects with nobody watching, want 0", n)
+	}
+
+	// Each current object once, for every watcher that starts from it.
+	w1 := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: "0", Recursive: true})
+	w2 := mustWatch(t, c, "/configmaps/", storage.ListOptions{ResourceVersion: "0", Recursive: true})
+	expect(t, w1, descObj(watch.Added, a), descObj(watch.Added, b))
+	expect(t, w2, descObj(watch.Added, a), descObj(watch.Added, b))
+	if n := dec.n.Load(); n != 2 {
+		t.Fatalf("two watchers of two objects took %d decodes, want 2", n)
+	}
+	// A change once, however many watchers get it; a deletion is the last
+	// state at its own revision, copied rather than decoded.
+	d := mustCreate(t, c, configMap("ns", "d", nil))
+	expect(t, w1, descObj(watch.Added, d))
+	expect(t, w2, descObj(watch.Added, d))
+	x := mustDelete(t, c, "ns", "a")
+	expect(t, w1, descObj(watch.Deleted, x))
+	expect(t, w2, descObj(watch.Deleted, x))
+	if n := dec.n.Load(); n != 3 {
+		t.Fatalf("after a create and a delete seen by two watchers: %d decodes, want 3", n)
+	}
+}
+
+func TestAnUndecodableObjectEndsOnlyTheWatchersItReaches(t *testing.T) {
+	dec := &countingDecoder{}
+	c := startCacher(t, newStore(t, sharedClient), func(cfg *Config) {
+		dec.decode = cfg.Decode
+		cfg.Decode = dec.Decode
+	})
+	a := mustCreate(t, c, configMap("good", "a", nil))
+	c.waitRev(t, rvOf(t, a))
+	bad := mustWatch(t, c, "/configmaps/bad/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
+	good := mustWatch(t, c, "/configmaps/good/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})
+	mustCreate(t, c, configMap("bad", "x", nil))
+	ev := next(t, bad)
+	if st, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || st.Code != 500 {
+		t.Fatalf("the watcher of the undecodable object got %s %+v, want ERROR 500", ev.Type, ev.Object)
+	}
+	if _, open := <-bad.ResultChan(); open {
+		t.Fatal("the watcher of the undecodable object goes on after its error")
+	}
+	b := mustCreate(t, c, configMap("good", "b", nil))
+	expect(t, good, descObj(watch.Added, b))
 }

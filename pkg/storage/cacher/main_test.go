@@ -52,19 +52,12 @@ func newStore(t testing.TB, c *clientv3.Client, opts ...etcd3.Option) storage.In
 	// that do not ask for them.
 	prefix := fmt.Sprintf("/registry-%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), storeSeq.Add(1))
 	opts = append([]etcd3.Option{etcd3.WithBookmarkInterval(time.Hour)}, opts...)
-	return etcd3.New(c, etcd3.NewStorageCodec(apiScheme, corev1.SchemeGroupVersion), prefix,
-		func() runtime.Object { return &corev1.ConfigMap{} }, opts...)
+	return etcd3.New(c, etcd3.NewStorageCodec(apiScheme, corev1.SchemeGroupVersion), prefix, newConfigMap, opts...)
 }
+
+func newConfigMap() runtime.Object { return &corev1.ConfigMap{} }
 
 func cmKey(ns, name string) string { return resourcePrefix + ns + "/" + name }
-
-func keyOf(obj runtime.Object) (string, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return "", err
-	}
-	return cmKey(m.GetNamespace(), m.GetName()), nil
-}
 
 type testCacher struct {
 	*Cacher
@@ -80,7 +73,7 @@ func startCacher(t *testing.T, st storage.Interface, tune func(*Config)) *testCa
 	cfg := Config{
 		Storage:          st,
 		Prefix:           resourcePrefix,
-		KeyFunc:          keyOf,
+		Decode:           etcd3.NewDecoder(etcd3.NewStorageCodec(apiScheme, corev1.SchemeGroupVersion), newConfigMap),
 		NewFunc:          func() runtime.Object { return &corev1.ConfigMap{} },
 		NewListFunc:      func() runtime.Object { return &corev1.ConfigMapList{} },
 		GroupVersionKind: corev1.SchemeGroupVersion.WithKind("ConfigMap"),

@@ -93,7 +93,7 @@ func (w *cacheWatcher) next(e *event) (watch.Event, bool) {
 			return watch.Event{}, false
 		}
 		w.last.rev, w.last.bookmark = e.rev, e.rev
-		return watch.Event{Type: watch.Bookmark, Object: e.obj}, true
+		return watch.Event{Type: watch.Bookmark, Object: e.mark}, true
 	}
 	if e.rev <= w.last.rev || !w.matchesKey(e.key) {
 		return watch.Event{}, false
@@ -112,16 +112,24 @@ func (w *cacheWatcher) next(e *event) (watch.Event, bool) {
 // it out is DELETED (of the old state, at the event's revision), and one
 // outside it before and after is nothing (ok false).
 func (w *cacheWatcher) convert(e *event) (watch.Event, bool, error) {
-	curMatch, err := w.matches(e.obj)
+	cur, err := w.c.object(e.cur)
+	if err != nil {
+		return watch.Event{}, false, err
+	}
+	curMatch, err := w.matches(cur)
 	if err != nil {
 		return watch.Event{}, false, err
 	}
 	if e.typ != watch.Modified || !w.filter {
-		return watch.Event{Type: e.typ, Object: e.obj}, curMatch, nil
+		return watch.Event{Type: e.typ, Object: cur}, curMatch, nil
 	}
 	oldMatch := false
 	if e.prev != nil {
-		if oldMatch, err = w.matches(e.prev); err != nil {
+		prev, err := w.c.object(e.prev)
+		if err != nil {
+			return watch.Event{}, false, err
+		}
+		if oldMatch, err = w.matches(prev); err != nil {
 			return watch.Event{}, false, err
 		}
 	}
@@ -129,9 +137,13 @@ func (w *cacheWatcher) convert(e *event) (watch.Event, bool, error) {
 	case !ok:
 		return watch.Event{}, false, nil
 	case typ == watch.Deleted:
-		return watch.Event{Type: typ, Object: e.deletedPrev()}, true, nil
+		left, err := w.c.object(e.leaving())
+		if err != nil {
+			return watch.Event{}, false, err
+		}
+		return watch.Event{Type: typ, Object: left}, true, nil
 	default:
-		return watch.Event{Type: typ, Object: e.obj}, true, nil
+		return watch.Event{Type: typ, Object: cur}, true, nil
 	}
 }
 
