@@ -487,8 +487,9 @@ func (p *progressRequester) requestNow(ctx context.Context) error {
 
 // RequestWatchProgress asks etcd, now, for a progress notification on the
 // watch stream of this store's bookmark-wanting watches: each of them then
-// gets a bookmark at the revision up to which it has every event (etcd
-// defers the answer until the stream's watches have caught up). A watch
+// gets a bookmark at the revision up to which it has every event. etcd
+// does not answer while a watch of the stream is still catching up, so a
+// caller that waits for the answer asks again until it comes. A watch
 // cache that must reach a revision its resource has not been written at
 // uses it instead of waiting for the next periodic request.
 func (s *store) RequestWatchProgress(ctx context.Context) error {
