@@ -566,12 +566,19 @@ func (d *countingDecoder) Decode(data []byte, rev int64) (runtime.Object, error)
 	return obj, err
 }
 
-func TestObjectsAreDecodedOnlyForWatchersOnce(t *testing.T) {
+// startCountingCacher is startCacher with its decodes counted.
+func startCountingCacher(t *testing.T) (*testCacher, *countingDecoder) {
+	t.Helper()
 	dec := &countingDecoder{}
 	c := startCacher(t, newStore(t, sharedClient), func(cfg *Config) {
 		dec.decode = cfg.Decode
 		cfg.Decode = dec.Decode
 	})
+	return c, dec
+}
+
+func TestObjectsAreDecodedOnlyForWatchersOnce(t *testing.T) {
+	c, dec := startCountingCacher(t)
 	a := mustCreate(t, c, configMap("ns", "a", nil))
 	b := mustCreate(t, c, configMap("ns", "b", nil))
 	b = mustUpdate(t, c, "ns", "b", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"v": "2"} })
@@ -602,11 +609,7 @@ func TestObjectsAreDecodedOnlyForWatchersOnce(t *testing.T) {
 }
 
 func TestAnUndecodableObjectEndsOnlyTheWatchersItReaches(t *testing.T) {
-	dec := &countingDecoder{}
-	c := startCacher(t, newStore(t, sharedClient), func(cfg *Config) {
-		dec.decode = cfg.Decode
-		cfg.Decode = dec.Decode
-	})
+	c, _ := startCountingCacher(t)
 	a := mustCreate(t, c, configMap("good", "a", nil))
 	c.waitRev(t, rvOf(t, a))
 	bad := mustWatch(t, c, "/configmaps/bad/", storage.ListOptions{ResourceVersion: a.ResourceVersion, Recursive: true})

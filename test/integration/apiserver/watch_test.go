@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,6 +30,27 @@ func TestInformerSeesChanges(t *testing.T) {
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	events := configMapInformer(t, ctx, s)
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = map[string]string{"a": "b"}
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "after", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expectInformerEvents(t, events, "add before", "add after", "update after", "delete after")
+}
+
+// configMapInformer starts a client-go informer of every ConfigMap, as
+// controllers run them (a watch-list first, client-go's default), waits
+// until it has synced and returns what its handlers see: "add NAME",
+// "update NAME", "delete NAME".
+func configMapInformer(t *testing.T, ctx context.Context, s *framework.Server) <-chan string {
+	t.Helper()
 	factory := informers.NewSharedInformerFactory(s.Client, 0)
 	inf := factory.Core().V1().ConfigMaps().Informer()
 	events := make(chan string, 100)
@@ -45,18 +67,11 @@ func TestInformerSeesChanges(t *testing.T) {
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("informer never synced")
 	}
-	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm.Data = map[string]string{"a": "b"}
-	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cms.Delete(ctx, "after", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"add before", "add after", "update after", "delete after"}
+	return events
+}
+
+func expectInformerEvents(t *testing.T, events <-chan string, want ...string) {
+	t.Helper()
 	for _, w := range want {
 		select {
 		case got := <-events:
@@ -259,37 +274,14 @@ func TestInformerWatchListIsServedFromTheWatchCache(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	factory := informers.NewSharedInformerFactory(s.Client, 0)
-	inf := factory.Core().V1().ConfigMaps().Informer()
-	events := make(chan string, 100)
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o interface{}) { events <- "add " + o.(*corev1.ConfigMap).Name },
-		DeleteFunc: func(o interface{}) {
-			if cm, ok := o.(*corev1.ConfigMap); ok {
-				events <- "delete " + cm.Name
-			}
-		},
-	})
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("informer never synced")
-	}
+	events := configMapInformer(t, ctx, s)
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cms.Delete(ctx, "after", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"add before", "add after", "delete after"} {
-		select {
-		case got := <-events:
-			if got != want {
-				t.Fatalf("event: got %q, want %q", got, want)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatalf("timed out waiting for %q", want)
-		}
-	}
+	expectInformerEvents(t, events, "add before", "add after", "delete after")
 
 	// The same request through the API: the initial state, then the
 	// bookmark marking its end, at least as new as what was written.
