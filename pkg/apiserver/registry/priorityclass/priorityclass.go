@@ -17,6 +17,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
 // Upstream's limits: users may go up to a billion; above that live only
@@ -126,20 +127,9 @@ func validate(pc *schedulingv1.PriorityClass) field.ErrorList {
 			fmt.Sprintf("maximum allowed value of a user defined priority is %v", HighestUserDefinablePriority)))
 	}
 	if pc.PreemptionPolicy != nil {
-		errs = append(errs, validatePreemptionPolicy(*pc.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
+		errs = append(errs, validation.PreemptionPolicy(*pc.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
 	}
 	return errs
-}
-
-// validatePreemptionPolicy accepts the two policies upstream knows.
-func validatePreemptionPolicy(p corev1.PreemptionPolicy, fldPath *field.Path) field.ErrorList {
-	switch p {
-	case corev1.PreemptLowerPriority, corev1.PreemptNever:
-		return nil
-	case "":
-		return field.ErrorList{field.Required(fldPath, "")}
-	}
-	return field.ErrorList{field.NotSupported(fldPath, p, []corev1.PreemptionPolicy{corev1.PreemptLowerPriority, corev1.PreemptNever})}
 }
 
 // knownSystemClass is nil when pc is one of the built-in classes, with its

@@ -79,6 +79,9 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, messages(fldPath.Child("priorityClassName"), spec.PriorityClassName,
 			validation.IsDNS1123Subdomain(spec.PriorityClassName))...)
 	}
+	if spec.PreemptionPolicy != nil {
+		errs = append(errs, PreemptionPolicy(*spec.PreemptionPolicy, fldPath.Child("preemptionPolicy"))...)
+	}
 	if spec.ActiveDeadlineSeconds != nil {
 		errs = append(errs, inclusiveRange(*spec.ActiveDeadlineSeconds, 1, 2147483647, fldPath.Child("activeDeadlineSeconds"))...)
 	}
@@ -187,6 +190,12 @@ func Tolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.Err
 
 // enum reports Required for an empty value and NotSupported for one outside
 // allowed.
+// PreemptionPolicy accepts the two policies upstream knows, for pods and
+// priority classes alike.
+func PreemptionPolicy(p corev1.PreemptionPolicy, fldPath *field.Path) field.ErrorList {
+	return enum(string(p), fldPath, string(corev1.PreemptLowerPriority), string(corev1.PreemptNever))
+}
+
 func enum(value string, fldPath *field.Path, allowed ...string) field.ErrorList {
 	if value == "" {
 		return field.ErrorList{field.Required(fldPath, "")}

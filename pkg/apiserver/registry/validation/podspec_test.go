@@ -51,6 +51,14 @@ func TestPodSpec(t *testing.T) {
 		want   []string // prefixes of the expected errors, in order
 	}{
 		{"valid", func(s *corev1.PodSpec) {}, nil},
+		{"preemption policy unknown", func(s *corev1.PodSpec) {
+			p := corev1.PreemptionPolicy("Sometimes")
+			s.PreemptionPolicy = &p
+		}, []string{`spec.preemptionPolicy: Unsupported value: "Sometimes": supported values: "PreemptLowerPriority", "Never"`}},
+		{"preemption policy never", func(s *corev1.PodSpec) {
+			p := corev1.PreemptNever
+			s.PreemptionPolicy = &p
+		}, nil},
 		{"no containers", func(s *corev1.PodSpec) { s.Containers = nil }, []string{"spec.containers: Required value"}},
 		{"image missing", func(s *corev1.PodSpec) { s.Containers[0].Image = "" },
 			[]string{"spec.containers[0].image: Required value"}},
