@@ -168,6 +168,11 @@ func (m *Manager) TearDown(uid types.UID) error {
 			}
 		}
 	}
+	// The kubelet unmounts and removes the subPath bind mounts first;
+	// removing recursively across one would delete the volume's files.
+	if _, err := os.Lstat(filepath.Join(dir, "volume-subpaths")); err == nil {
+		return fmt.Errorf("remove pod dir: %s still holds subPath mounts", dir)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove pod dir: %w", err)
 	}

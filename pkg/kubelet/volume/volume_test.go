@@ -217,3 +217,21 @@ func TestDownwardVolumeShowsNodeAllocatableForAMissingLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestTearDownLeavesAPodDirThatStillHoldsSubPathMounts(t *testing.T) {
+	m := &Manager{Root: t.TempDir()}
+	// What a subPath bind mount left mounted would show: the volume's files.
+	shown := filepath.Join(m.PodDir("uid-1"), "volume-subpaths", "data", "main", "0")
+	if err := os.MkdirAll(shown, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shown, "precious"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.TearDown("uid-1"); err == nil {
+		t.Errorf("TearDown removed a pod dir that still holds subPath mounts")
+	}
+	if _, err := os.Stat(filepath.Join(shown, "precious")); err != nil {
+		t.Errorf("TearDown deleted files through a subPath mount: %v", err)
+	}
+}
