@@ -2,12 +2,9 @@ package kubelet
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -208,7 +205,7 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *v1.Pod, c *v1.Conta
 		return out
 	}
 	var cmounts []*runtimeapi.Mount
-	for _, m := range c.VolumeMounts {
+	for i, m := range c.VolumeMounts {
 		host, ok := mounts[m.Name]
 		if !ok {
 			return nil, fmt.Errorf("volume %q is not a volume of the pod", m.Name)
@@ -219,7 +216,7 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *v1.Pod, c *v1.Conta
 			sub = expandVars(m.SubPathExpr, vars)
 		}
 		if sub != "" {
-			p, err := subPathHost(host, sub)
+			p, err := kl.subPathMount(pod, c.Name, i, m.Name, host, sub)
 			if err != nil {
 				return nil, err
 			}
@@ -268,52 +265,6 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *v1.Pod, c *v1.Conta
 		},
 	}
 	return cfg, nil
-}
-
-// subPathHost is the host path of sub inside the volume at dir: an
-// existing file or directory, or a new directory. Symlinks (a container
-// may have made them) are resolved, and the result must stay inside the
-// volume, so that a subPath cannot hand the container a host path.
-func subPathHost(dir, sub string) (string, error) {
-	if filepath.IsAbs(sub) || slices.Contains(strings.Split(filepath.ToSlash(sub), "/"), "..") {
-		return "", fmt.Errorf("subpath %q must be a relative path within the volume, without '..'", sub)
-	}
-	base, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("subpath %q: %w", sub, err)
-	}
-	within := func(p string) error {
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return fmt.Errorf("subpath %q: %w", sub, err)
-		}
-		if real != base && !strings.HasPrefix(real, base+string(filepath.Separator)) {
-			return fmt.Errorf("subpath %q not within volume path %q", sub, dir)
-		}
-		return nil
-	}
-	p := filepath.Join(dir, sub)
-	// The deepest part that exists must already be inside the volume,
-	// before anything is created through it.
-	existing := p
-	for {
-		if _, err := os.Lstat(existing); err == nil || existing == dir {
-			break
-		}
-		existing = filepath.Dir(existing)
-	}
-	if err := within(existing); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(p, 0o777); err != nil {
-			return "", fmt.Errorf("subpath %q: %w", sub, err)
-		}
-	}
-	if err := within(p); err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(p)
 }
 
 func containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {

@@ -46,6 +46,8 @@ type Volumes interface {
 	SetUp(ctx context.Context, pod *v1.Pod) (volume.Mounted, error)
 	TearDown(uid types.UID) error
 	PodUIDsOnDisk() []types.UID
+	// PodDir is the pod's directory; TearDown removes it.
+	PodDir(uid types.UID) string
 }
 
 // CRI labels, as upstream's, so that tools like crictl show pods the same way.

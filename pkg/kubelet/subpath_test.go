@@ -3,6 +3,7 @@ package kubelet
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 )
 
 func TestSubPathMountsAFileOrDirectoryAndNeverLeavesTheVolume(t *testing.T) {
+	requireRoot(t)
 	h := newHarness(t)
 	outside := t.TempDir()
 	pod := testPod("sub", func(p *v1.Pod) {
@@ -26,6 +28,7 @@ func TestSubPathMountsAFileOrDirectoryAndNeverLeavesTheVolume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cleanSubPathsAtEnd(t, h, pod)
 	dir := mounts["data"]
 	// A file in the volume, as a configMap key would be.
 	if err := os.WriteFile(filepath.Join(dir, "app.conf"), []byte("x"), 0o644); err != nil {
@@ -39,19 +42,20 @@ func TestSubPathMountsAFileOrDirectoryAndNeverLeavesTheVolume(t *testing.T) {
 	for _, m := range cfg.Mounts {
 		got[m.ContainerPath] = m.HostPath
 	}
-	real, _ := filepath.EvalSymlinks(dir)
-	want := map[string]string{
-		"/etc/app.conf": filepath.Join(real, "app.conf"),
-		"/new":          filepath.Join(real, "new/dir"),
-		"/literal":      filepath.Join(real, "$(POD)"),
-		"/expr":         filepath.Join(real, "logs/sub"),
-	}
-	for path, host := range want {
-		if got[path] != host {
-			t.Errorf("%s mounts %q, want %q", path, got[path], host)
+	// The runtime gets kubelet-private bind mounts of what the subPaths
+	// are in the volume.
+	want := map[string]string{"/etc/app.conf": "app.conf", "/new": "new/dir", "/literal": "$(POD)", "/expr": "logs/sub"}
+	for i, path := range []string{"/etc/app.conf", "/new", "/literal", "/expr"} {
+		host := got[path]
+		wantHost, _ := filepath.EvalSymlinks(filepath.Join(h.volumes.PodDir(pod.UID), "volume-subpaths", "data", "main", strconv.Itoa(i)))
+		if host != wantHost {
+			t.Errorf("%s mounts %q, want %q", path, host, wantHost)
+		}
+		if !sameFile(t, host, filepath.Join(dir, want[path])) {
+			t.Errorf("%s: %s does not show %s of the volume", path, host, want[path])
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(real, "app.conf")); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(filepath.Join(dir, "app.conf")); err != nil || !fi.Mode().IsRegular() {
 		t.Errorf("the file subPath is no longer a file: %v %v", fi, err)
 	}
 
