@@ -4,9 +4,12 @@ import (
 	"context"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/manager"
 )
@@ -32,6 +35,12 @@ func TestDeletePropagation(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.waitAvailable(name, 2)
+			if tt.wantOrphan {
+				// Orphaning strips the owner from the dependents the
+				// collector has seen, as upstream's does: make sure it has
+				// seen the ReplicaSet before its owner goes.
+				c.waitCollectorSawReplicaSets(t)
+			}
 			policy := tt.policy
 			if err := c.client.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 				t.Fatal(err)
@@ -198,4 +207,38 @@ func TestGarbageCollectsAnyKind(t *testing.T) {
 	for name := range deps {
 		waitFor(t, name+" to go", gone(name))
 	}
+}
+
+// waitCollectorSawReplicaSets returns once the garbage collector has
+// observed every ReplicaSet created so far. It creates one whose owner does
+// not exist and waits until the collector deletes it: one informer delivers
+// a resource's changes in order, so by then it has delivered all earlier
+// ones. (Upstream's tests look into the collector's graph instead.)
+func (c *cluster) waitCollectorSawReplicaSets(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	name := "gc-probe-" + string(uuid.NewUUID())[:8]
+	labels := map[string]string{"app": name}
+	probe := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "gone", UID: uuid.NewUUID()}}},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To[int32](0),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "busybox:1"}}},
+			},
+		},
+	}
+	if _, err := c.client.AppsV1().ReplicaSets(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the collector to delete a ReplicaSet whose owner is gone", func() (bool, error) {
+		_, err := c.client.AppsV1().ReplicaSets(ns).Get(ctx, probe.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
 }
