@@ -327,14 +327,25 @@ func (c *Cacher) bookmark(rev int64) {
 	if len(ws) == 0 {
 		return
 	}
-	obj := c.cfg.NewFunc()
-	m, err := meta.Accessor(obj)
+	obj, err := c.bookmarkObject(rev, nil)
 	if err != nil {
 		return // a type without metadata cannot carry a bookmark
 	}
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
-	obj.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
 	c.dispatch(ws, &event{typ: watch.Bookmark, rev: rev, mark: obj})
+}
+
+// bookmarkObject is what a bookmark at rev carries: an empty object of the
+// resource with only its resourceVersion and annotations.
+func (c *Cacher) bookmarkObject(rev int64, annotations map[string]string) (runtime.Object, error) {
+	obj := c.cfg.NewFunc()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, fmt.Errorf("cacher: bookmark: %w", err)
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	m.SetAnnotations(annotations)
+	obj.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
+	return obj, nil
 }
 
 // dispatch hands e to every watcher it concerns. A watcher whose buffer is

@@ -3,14 +3,12 @@ package cacher
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
@@ -182,14 +180,10 @@ func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
 // initialEventsEnd is the bookmark at rev that tells a sendInitialEvents
 // client its initial state is complete.
 func (c *Cacher) initialEventsEnd(rev int64) (watch.Event, error) {
-	obj := c.cfg.NewFunc()
-	m, err := meta.Accessor(obj)
+	obj, err := c.bookmarkObject(rev, map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	if err != nil {
-		return watch.Event{}, fmt.Errorf("cacher: initial events end bookmark: %w", err)
+		return watch.Event{}, err
 	}
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
-	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-	obj.GetObjectKind().SetGroupVersionKind(c.cfg.GroupVersionKind)
 	return watch.Event{Type: watch.Bookmark, Object: obj}, nil
 }
 
