@@ -83,20 +83,19 @@ func (c *Cacher) watchList(ctx context.Context, key string, opts storage.ListOpt
 	}
 	var need int64
 	switch opts.ResourceVersion {
-	case "", "0":
+	case "0":
+	case "":
+		rev, err := c.Interface.CurrentRevision(ctx)
+		if err != nil {
+			return c.initialFromStorage(ctx, key, opts)
+		}
+		need = rev
 	default:
 		n, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
 		if err != nil || n < 0 {
 			return c.fromStorage(ctx, key, opts) // it answers with the error
 		}
 		need = n
-	}
-	if opts.ResourceVersion == "" {
-		rev, err := c.Interface.CurrentRevision(ctx)
-		if err != nil {
-			return c.initialFromStorage(ctx, key, opts)
-		}
-		need = rev
 	}
 	if !c.waitFresh(ctx, need) {
 		return c.initialFromStorage(ctx, key, opts)
@@ -136,6 +135,7 @@ func (c *Cacher) initialFromStorage(ctx context.Context, key string, opts storag
 // source for progress: the revision of a resource nobody writes moves only
 // with the source's bookmarks, which otherwise come once an interval.
 func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
+	asker, canAsk := c.cfg.Source.(progressRequester)
 	var bound clock.Timer
 	var retry clock.Ticker
 	var retryC <-chan time.Time
@@ -156,8 +156,7 @@ func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
 			defer bound.Stop()
 		}
 		if ready && retry == nil {
-			p, ok := c.cfg.Source.(progressRequester)
-			if !ok || p.RequestWatchProgress(ctx) != nil {
+			if !canAsk || asker.RequestWatchProgress(ctx) != nil {
 				return false
 			}
 			retry = c.cfg.Clock.NewTicker(progressRetry)
@@ -172,7 +171,7 @@ func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
 		case <-advanced:
 		case <-retryC:
 			// A failure here is as a dropped request: the next one retries.
-			_ = c.cfg.Source.(progressRequester).RequestWatchProgress(ctx)
+			_ = asker.RequestWatchProgress(ctx)
 		}
 	}
 }
@@ -306,7 +305,11 @@ func (c *Cacher) decodeReplay(w *cacheWatcher, n int64) {
 		return
 	}
 	if n == 0 {
-		states = c.currentLocked(w)
+		for k, st := range c.objects { // in any order: only decoded here
+			if w.matchesKey(k) {
+				states = append(states, st)
+			}
+		}
 	} else {
 		for _, e := range c.sinceLocked(n, w) {
 			states = append(states, e.cur)
