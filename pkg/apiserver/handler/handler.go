@@ -264,9 +264,9 @@ func MethodNotAllowed(r *http.Request) error {
 	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, strings.ToLower(r.Method), schema.GroupResource{}, "", "", 0, false)
 }
 
-// setKind stamps apiVersion and kind, which objects decoded from storage lack.
-// setKind sets obj's kind only when it lacks it: objects from the watch
-// cache are shared by every watch of the resource and already carry it, and
+// setKind stamps apiVersion and kind, which objects decoded from storage
+// lack, and leaves a right kind alone: objects from the watch cache are
+// shared by every watch of the resource and already carry it, and
 // concurrent writes, even of the same value, are a data race.
 func setKind(obj runtime.Object, gvk schema.GroupVersionKind) {
 	if obj.GetObjectKind().GroupVersionKind() != gvk {
