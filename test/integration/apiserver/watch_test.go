@@ -252,13 +252,7 @@ func TestWatchBookmarks(t *testing.T) {
 func TestInformerWatchListIsServedFromTheWatchCache(t *testing.T) {
 	s := framework.StartAPIServer(t)
 	ctx := ctxT(t)
-	metrics := func() string {
-		b, err := s.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-		if err != nil {
-			t.Fatalf("metrics: %v", err)
-		}
-		return string(b)
-	}
+	metrics := func() string { return scrapeMetrics(t, ctx, s) }
 	// Started with the server, the cache is ready by now; a watch that
 	// came sooner would wait for it (up to a bound, then go to etcd).
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(metrics(),
@@ -361,11 +355,7 @@ func TestAdmissionCachesAreFedFromTheWatchCache(t *testing.T) {
 	}
 	var m string
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		b, err := s.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-		if err != nil {
-			t.Fatalf("metrics: %v", err)
-		}
-		m = string(b)
+		m = scrapeMetrics(t, ctx, s)
 		all := true
 		for _, r := range resources {
 			all = all && strings.Contains(m, "apiserver_watch_cache_watches_total{"+r+`,source="cache"} 1`)
@@ -383,4 +373,14 @@ func TestAdmissionCachesAreFedFromTheWatchCache(t *testing.T) {
 			t.Errorf("%s: a watch went to etcd:\n%s", r, grepLines(m, "apiserver_watch_cache_watches_total"))
 		}
 	}
+}
+
+// scrapeMetrics returns the server's /metrics page.
+func scrapeMetrics(t *testing.T, ctx context.Context, s *framework.Server) string {
+	t.Helper()
+	b, err := s.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	return string(b)
 }
