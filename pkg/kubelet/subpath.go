@@ -16,11 +16,6 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
 )
 
-// subPathsDir holds, per pod, the bind mounts that subPath volumeMounts
-// hand to the runtime: <pod dir>/volume-subpaths/<volume>/<container>/<index>,
-// as upstream lays them out.
-const subPathsDir = "volume-subpaths"
-
 // subPathMount makes sub, inside the volume at volPath, visible at a
 // kubelet-private path and returns that path for the runtime to mount.
 //
@@ -57,7 +52,7 @@ func (kl *Kubelet) subPathMount(pod *v1.Pod, container string, index int, volNam
 	if err := unix.Fstat(fd, &st); err != nil {
 		return "", fmt.Errorf("subpath %q: stat: %w", sub, err)
 	}
-	parent := filepath.Join(kl.volumes.PodDir(pod.UID), subPathsDir, volName, container)
+	parent := filepath.Join(kl.volumes.PodDir(pod.UID), volume.SubPathsDir, volName, container)
 	if err := os.MkdirAll(parent, 0o750); err != nil {
 		return "", fmt.Errorf("subpath %q: %w", sub, err)
 	}
@@ -180,7 +175,7 @@ func makeSubPathDir(base, volPath, sub string) error {
 // target. A mount left there by an earlier start of the container is
 // replaced, so that a restart neither stacks mounts nor shows a stale file.
 func prepareSubPathTarget(target string, dir bool) error {
-	if err := unmountAll(target); err != nil {
+	if err := volume.UnmountAll(target); err != nil {
 		return err
 	}
 	fi, err := os.Lstat(target)
@@ -203,63 +198,4 @@ func prepareSubPathTarget(target string, dir bool) error {
 		return err
 	}
 	return f.Close()
-}
-
-// unmountAll unmounts every mount stacked on path.
-func unmountAll(path string) error {
-	m := volume.SysMounter{}
-	for {
-		mounted, err := m.IsMountPoint(path)
-		if err != nil || !mounted {
-			return err
-		}
-		if err := m.Unmount(path); err != nil {
-			return err
-		}
-	}
-}
-
-// cleanSubPaths unmounts and removes a pod's subPath bind mounts. It never
-// removes recursively: a mount point that is still mounted fails to be
-// removed instead of having the volume's files deleted through it.
-func cleanSubPaths(podDir string) error {
-	dir := filepath.Join(podDir, subPathsDir)
-	real, err := filepath.EvalSymlinks(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("clean subpaths: %w", err)
-	}
-	vols, err := os.ReadDir(real)
-	if err != nil {
-		return fmt.Errorf("clean subpaths: %w", err)
-	}
-	for _, vol := range vols {
-		volDir := filepath.Join(real, vol.Name())
-		containers, _ := os.ReadDir(volDir)
-		for _, c := range containers {
-			cDir := filepath.Join(volDir, c.Name())
-			mounts, _ := os.ReadDir(cDir)
-			for _, m := range mounts {
-				p := filepath.Join(cDir, m.Name())
-				if err := unmountAll(p); err != nil {
-					return fmt.Errorf("clean subpaths: %w", err)
-				}
-				if err := os.Remove(p); err != nil {
-					return fmt.Errorf("clean subpaths: %w", err)
-				}
-			}
-			if err := os.Remove(cDir); err != nil {
-				return fmt.Errorf("clean subpaths: %w", err)
-			}
-		}
-		if err := os.Remove(volDir); err != nil {
-			return fmt.Errorf("clean subpaths: %w", err)
-		}
-	}
-	if err := os.Remove(real); err != nil {
-		return fmt.Errorf("clean subpaths: %w", err)
-	}
-	return nil
 }

@@ -23,7 +23,7 @@ func requireRoot(t *testing.T) {
 func cleanSubPathsAtEnd(t *testing.T, h *harness, pod *v1.Pod) {
 	t.Helper()
 	t.Cleanup(func() {
-		if err := cleanSubPaths(h.volumes.PodDir(pod.UID)); err != nil {
+		if err := h.volumes.TearDown(pod.UID); err != nil {
 			t.Errorf("clean subpaths: %v", err)
 		}
 	})

@@ -1018,11 +1018,6 @@ func (kl *Kubelet) removeSandboxes(ctx context.Context, rp *runtimePod) error {
 }
 
 func (kl *Kubelet) cleanupPodFiles(uid types.UID, rp *runtimePod) error {
-	// Before TearDown removes the pod's directory: the subPath bind mounts
-	// show the volumes' files, which removing through them would delete.
-	if err := cleanSubPaths(kl.volumes.PodDir(uid)); err != nil {
-		return err
-	}
 	if err := kl.volumes.TearDown(uid); err != nil {
 		return err
 	}

@@ -153,6 +153,11 @@ func (m *Manager) ensureTmpfs(dir string, size int64) error {
 // TearDown unmounts and removes everything the pod had under the root dir.
 func (m *Manager) TearDown(uid types.UID) error {
 	dir := m.PodDir(uid)
+	// The subPath bind mounts go first, one by one: removing the pod's
+	// directory recursively across one would delete the volume's files.
+	if err := cleanSubPaths(dir); err != nil {
+		return err
+	}
 	if m.Mounter != nil {
 		volumes := filepath.Join(dir, "volumes")
 		plugins, _ := os.ReadDir(volumes)
@@ -167,11 +172,6 @@ func (m *Manager) TearDown(uid types.UID) error {
 				}
 			}
 		}
-	}
-	// The kubelet unmounts and removes the subPath bind mounts first;
-	// removing recursively across one would delete the volume's files.
-	if _, err := os.Lstat(filepath.Join(dir, "volume-subpaths")); err == nil {
-		return fmt.Errorf("remove pod dir: %s still holds subPath mounts", dir)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove pod dir: %w", err)
