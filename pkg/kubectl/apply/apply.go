@@ -64,7 +64,7 @@ func addCommonFlags(cmd *cobra.Command, o *Options, verb string) {
 	cmd.Flags().StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files, directories or - (stdin) to "+verb)
 	cmd.Flags().BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
 	cmd.Flags().StringVar(&o.Validate, "validate", "strict", "Client-side validation against the server's schema: strict, warn or ignore")
-	dryrun.AddFlag(cmd)
+	cmdutil.AddDryRunFlag(cmd)
 	o.PrintFlags = genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
 	o.PrintFlags.AddFlags(cmd)
 }
@@ -79,7 +79,7 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 			if len(args) != 0 {
 				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
 			}
-			dry, err := dryrun.FromCmd(cmd)
+			dry, err := cmdutil.GetDryRunStrategy(cmd)
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 			if len(args) != 0 {
 				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
 			}
-			dry, err := dryrun.FromCmd(cmd)
+			dry, err := cmdutil.GetDryRunStrategy(cmd)
 			if err != nil {
 				return err
 			}

@@ -17,8 +17,6 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest/fake"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-
-	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 )
 
 func obj(t *testing.T, js string) *unstructured.Unstructured {
@@ -164,7 +162,7 @@ func TestDryRunFlag(t *testing.T) {
 		if err := cmd.ParseFlags([]string{"--dry-run"}); err != nil {
 			t.Fatalf("%s --dry-run: %v", name, err)
 		}
-		if dry, err := dryrun.FromCmd(cmd); err != nil || dry != cmdutil.DryRunClient {
+		if dry, err := cmdutil.GetDryRunStrategy(cmd); err != nil || dry != cmdutil.DryRunClient {
 			t.Errorf("%s --dry-run: %v, %v; want a client dry run", name, dry, err)
 		}
 		cmd = newCmd(nil, streams)

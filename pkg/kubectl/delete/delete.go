@@ -49,7 +49,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		Use:   "delete ([-f FILENAME] | TYPE [(NAME | -l label | --all)])",
 		Short: "Delete resources by file names, types and names, or label selectors",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dry, err := dryrun.FromCmd(cmd)
+			dry, err := cmdutil.GetDryRunStrategy(cmd)
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.StringVar(&o.Cascade, "cascade", "background", `"background", "foreground" or "orphan": what happens to dependents`)
 	fl.StringVarP(&o.Output, "output", "o", "", "name: print resource/name only")
 	fl.BoolVar(&o.Now, "now", false, "Signal the resources to stop at once (--grace-period=1)")
-	dryrun.AddFlag(cmd)
+	cmdutil.AddDryRunFlag(cmd)
 	return cmd
 }
 

@@ -6,8 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-
-	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 )
 
 func TestPropagation(t *testing.T) {
@@ -37,7 +35,7 @@ func TestDryRunFlag(t *testing.T) {
 		if err := cmd.ParseFlags([]string{args}); err != nil {
 			t.Fatalf("delete %s: %v", args, err)
 		}
-		if dry, err := dryrun.FromCmd(cmd); err != nil || dry != want {
+		if dry, err := cmdutil.GetDryRunStrategy(cmd); err != nil || dry != want {
 			t.Errorf("delete %s: %v, %v; want %v", args, dry, err, want)
 		}
 	}

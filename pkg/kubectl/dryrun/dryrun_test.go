@@ -11,11 +11,11 @@ import (
 func parse(t *testing.T, args ...string) (cmdutil.DryRunStrategy, error) {
 	t.Helper()
 	cmd := &cobra.Command{Use: "x"}
-	AddFlag(cmd)
+	cmdutil.AddDryRunFlag(cmd)
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatalf("ParseFlags(%q): %v", args, err)
 	}
-	return FromCmd(cmd)
+	return cmdutil.GetDryRunStrategy(cmd)
 }
 
 func TestFromCmd(t *testing.T) {

@@ -367,7 +367,7 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 		Use:   "undo (TYPE NAME | TYPE/NAME) [--to-revision=N]",
 		Short: "Roll back to a previous revision (the one before the current by default)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			strategy, err := dryrun.FromCmd(cmd)
+			strategy, err := cmdutil.GetDryRunStrategy(cmd)
 			if err != nil {
 				return err
 			}
@@ -400,7 +400,7 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to roll back to; 0 means the previous one")
-	dryrun.AddFlag(cmd)
+	cmdutil.AddDryRunFlag(cmd)
 	printFlags.AddFlags(cmd)
 	return cmd
 }

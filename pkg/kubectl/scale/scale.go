@@ -18,7 +18,6 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/scale"
 
-	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
 
@@ -45,7 +44,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		// kube-lite serves the scale subresource of these two kinds.
 		Short: "Set a new size for a deployment or replica set",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dry, err := dryrun.FromCmd(cmd)
+			dry, err := cmdutil.GetDryRunStrategy(cmd)
 			if err != nil {
 				return err
 			}
@@ -59,7 +58,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.StringVar(&o.ResourceVersion, "resource-version", "", "Only scale if the resource version matches")
 	o.AddFlags(cmd, "Files identifying the resources to scale", false)
 	fl.BoolVar(&o.All, "all", false, "Scale all resources of the given types in the namespace")
-	dryrun.AddFlag(cmd)
+	cmdutil.AddDryRunFlag(cmd)
 	fl.DurationVar(&o.Timeout, "timeout", 0, "How long to wait for the new size to be reached; 0 does not wait")
 	o.PrintFlags.AddFlags(cmd)
 	return cmd
