@@ -31,8 +31,7 @@ func UnmountAll(path string) error {
 // removes recursively: a mount point that is still mounted fails to be
 // removed instead of having the volume's files deleted through it.
 func cleanSubPaths(podDir string) error {
-	dir := filepath.Join(podDir, SubPathsDir)
-	real, err := filepath.EvalSymlinks(dir)
+	real, err := filepath.EvalSymlinks(filepath.Join(podDir, SubPathsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -44,25 +43,8 @@ func cleanSubPaths(podDir string) error {
 		return fmt.Errorf("clean subpaths: %w", err)
 	}
 	for _, vol := range vols {
-		volDir := filepath.Join(real, vol.Name())
-		containers, _ := os.ReadDir(volDir)
-		for _, c := range containers {
-			cDir := filepath.Join(volDir, c.Name())
-			mounts, _ := os.ReadDir(cDir)
-			for _, m := range mounts {
-				p := filepath.Join(cDir, m.Name())
-				if err := UnmountAll(p); err != nil {
-					return fmt.Errorf("clean subpaths: %w", err)
-				}
-				if err := os.Remove(p); err != nil {
-					return fmt.Errorf("clean subpaths: %w", err)
-				}
-			}
-			if err := os.Remove(cDir); err != nil {
-				return fmt.Errorf("clean subpaths: %w", err)
-			}
-		}
-		if err := os.Remove(volDir); err != nil {
+		// <volume>/<container>/<index>: the mount points are two levels down.
+		if err := removeSubPathLevels(filepath.Join(real, vol.Name()), 2); err != nil {
 			return fmt.Errorf("clean subpaths: %w", err)
 		}
 	}
@@ -70,4 +52,22 @@ func cleanSubPaths(podDir string) error {
 		return fmt.Errorf("clean subpaths: %w", err)
 	}
 	return nil
+}
+
+// removeSubPathLevels removes dir after its entries, down to the mount
+// points depth levels below it, each unmounted before it is removed.
+func removeSubPathLevels(dir string, depth int) error {
+	if depth == 0 {
+		if err := UnmountAll(dir); err != nil {
+			return err
+		}
+		return os.Remove(dir)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if err := removeSubPathLevels(filepath.Join(dir, e.Name()), depth-1); err != nil {
+			return err
+		}
+	}
+	return os.Remove(dir)
 }
