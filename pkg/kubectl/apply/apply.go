@@ -69,23 +69,27 @@ func addCommonFlags(cmd *cobra.Command, o *Options, verb string) {
 	o.PrintFlags.AddFlags(cmd)
 }
 
+// runE runs apply (apply=true) or create with no arguments but the flags.
+func (o *Options) runE(f cmdutil.Factory, apply bool) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 0 {
+			return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
+		}
+		var err error
+		if o.DryRun, err = cmdutil.GetDryRunStrategy(cmd); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context(), f, apply)
+	}
+}
+
 // NewApplyCmd returns `apply`.
 func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &Options{streams: streams}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
 		Short: "Create or update objects from files, keeping what you removed from the file removed from the object",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
-			}
-			dry, err := cmdutil.GetDryRunStrategy(cmd)
-			if err != nil {
-				return err
-			}
-			o.DryRun = dry
-			return o.Run(cmd.Context(), f, true)
-		},
+		RunE:  o.runE(f, true),
 	}
 	addCommonFlags(cmd, o, "apply")
 	return cmd
@@ -97,17 +101,7 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
 		Short: "Create objects from files",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return cmdutil.UsageErrorf(cmd, "Unexpected args: %v", args)
-			}
-			dry, err := cmdutil.GetDryRunStrategy(cmd)
-			if err != nil {
-				return err
-			}
-			o.DryRun = dry
-			return o.Run(cmd.Context(), f, false)
-		},
+		RunE:  o.runE(f, false),
 	}
 	addCommonFlags(cmd, o, "create")
 	cmd.Flags().BoolVar(&o.SaveConfig, "save-config", false, "Record the configuration in the last-applied annotation, for later applies")
@@ -159,10 +153,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	if len(o.Filenames.Filenames) == 0 {
 		return fmt.Errorf("must specify one of -f and -k")
 	}
-	dry := o.DryRun
 	// A bad -o fails before anything is sent. With -o yaml|json this is
 	// also the printer of the objects themselves.
-	wholePrinter, err := o.printer("", dry)
+	wholePrinter, err := o.printer("")
 	if err != nil {
 		return err
 	}
@@ -202,9 +195,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	for _, info := range infos {
 		var op string
 		if apply {
-			op, err = o.applyOne(ctx, info, dry)
+			op, err = o.applyOne(ctx, info)
 		} else {
-			op, err = o.createOne(info, dry)
+			op, err = o.createOne(info)
 		}
 		if err != nil {
 			// kubectl names the step that failed: apply creating a
@@ -222,7 +215,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 		}
 		p := wholePrinter
 		if !whole {
-			if p, err = o.printer(op, dry); err != nil {
+			if p, err = o.printer(op); err != nil {
 				return err
 			}
 		}
@@ -244,8 +237,8 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 
 // printer prints an object as -o asks, or its line for operation op
 // ("created", "configured", ...) with the dry run's suffix.
-func (o *Options) printer(op string, dry cmdutil.DryRunStrategy) (printers.ResourcePrinter, error) {
-	o.PrintFlags.NamePrintFlags.Operation = op + dryrun.Suffix(dry)
+func (o *Options) printer(op string) (printers.ResourcePrinter, error) {
+	o.PrintFlags.NamePrintFlags.Operation = op + dryrun.Suffix(o.DryRun)
 	return o.PrintFlags.ToPrinter()
 }
 
@@ -264,8 +257,8 @@ func asList(infos []*resource.Info) (runtime.Object, error) {
 
 // helperFor also asks the server for the same field validation as the
 // client did, so that --validate=ignore silences the server's warnings too.
-func (o *Options) helperFor(info *resource.Info, dry cmdutil.DryRunStrategy) *resource.Helper {
-	h := resource.NewHelper(info.Client, info.Mapping).DryRun(dry == cmdutil.DryRunServer)
+func (o *Options) helperFor(info *resource.Info) *resource.Helper {
+	h := resource.NewHelper(info.Client, info.Mapping).DryRun(o.DryRun == cmdutil.DryRunServer)
 	switch mode, _ := validate.ParseDirective(o.Validate); mode {
 	case validate.Strict:
 		return h.WithFieldValidation(metav1.FieldValidationStrict)
@@ -276,7 +269,7 @@ func (o *Options) helperFor(info *resource.Info, dry cmdutil.DryRunStrategy) *re
 	}
 }
 
-func (o *Options) createOne(info *resource.Info, dry cmdutil.DryRunStrategy) (string, error) {
+func (o *Options) createOne(info *resource.Info) (string, error) {
 	if o.SaveConfig {
 		_, lastApplied, err := modifiedConfiguration(info.Object)
 		if err != nil {
@@ -286,28 +279,28 @@ func (o *Options) createOne(info *resource.Info, dry cmdutil.DryRunStrategy) (st
 			return "", err
 		}
 	}
-	if dry == cmdutil.DryRunClient {
+	if o.DryRun == cmdutil.DryRunClient {
 		return "created", nil
 	}
-	obj, err := o.helperFor(info, dry).Create(info.Namespace, true, info.Object)
+	obj, err := o.helperFor(info).Create(info.Namespace, true, info.Object)
 	if err != nil {
 		return "", err
 	}
 	return "created", info.Refresh(obj, true)
 }
 
-func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry cmdutil.DryRunStrategy) (string, error) {
+func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, error) {
 	modified, lastApplied, err := modifiedConfiguration(info.Object)
 	if err != nil {
 		return "", err
 	}
-	h := o.helperFor(info, dry)
+	h := o.helperFor(info)
 	current, err := h.Get(info.Namespace, info.Name)
 	if apierrors.IsNotFound(err) {
 		if err := setAnnotation(info.Object, lastApplied); err != nil {
 			return "", err
 		}
-		if dry == cmdutil.DryRunClient {
+		if o.DryRun == cmdutil.DryRunClient {
 			return "created", nil
 		}
 		obj, err := h.Create(info.Namespace, true, info.Object)
@@ -334,7 +327,7 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info, dry cmdutil
 		if string(patch) == "{}" {
 			return "unchanged", info.Refresh(current, true)
 		}
-		if dry == cmdutil.DryRunClient {
+		if o.DryRun == cmdutil.DryRunClient {
 			// What the server would hold after the patch, for -o.
 			patched, err := patchLocally(info.Mapping.GroupVersionKind, current, patch, pt)
 			if err != nil {

@@ -233,7 +233,7 @@ func TestApplyRetriesConflicts(t *testing.T) {
 				Object: obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"a":"2"}}`),
 			}
 			o := &Options{Validate: "strict"}
-			op, err := o.applyOne(context.Background(), info, cmdutil.DryRunNone)
+			op, err := o.applyOne(context.Background(), info)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
