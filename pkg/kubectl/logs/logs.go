@@ -225,7 +225,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string, con
 		return o.parallel(ctx, refs, requests)
 	}
 	for _, ref := range refs {
-		if err := o.consume(ctx, requests[ref], o.withPrefix(ref, o.streams.Out), o.streams.ErrOut, o.streams.Out); err != nil {
+		if err := o.consume(ctx, ref, requests[ref], o.streams.Out, o.streams.ErrOut); err != nil {
 			return err
 		}
 	}
@@ -245,7 +245,7 @@ func (o *Options) parallel(ctx context.Context, refs []corev1.ObjectReference, r
 		wg.Add(1)
 		go func(ref corev1.ObjectReference) {
 			defer wg.Done()
-			if err := o.consume(ctx, requests[ref], o.withPrefix(ref, out), errOut, out); err != nil {
+			if err := o.consume(ctx, ref, requests[ref], out, errOut); err != nil {
 				errs <- err
 				cancel()
 			}
@@ -256,23 +256,24 @@ func (o *Options) parallel(ctx context.Context, refs []corev1.ObjectReference, r
 	return <-errs
 }
 
-// consume copies one stream. With --ignore-errors a failed stream is
-// reported to ignoredOut and the others go on; kubectl reports it on
-// standard output, among the logs. With -f, a stream the apiserver refuses (the container
+// consume copies the stream of ref to out, prefixed as --prefix asks.
+// With --ignore-errors a failed stream is reported and the others go on;
+// kubectl reports it on out, among the logs, unprefixed. With -f, a stream the apiserver refuses (the container
 // has not started yet, the pod is not scheduled yet) is asked for again
 // every second, each refusal shown, until it starts or
 // --pod-running-timeout runs out.
-func (o *Options) consume(ctx context.Context, req rest.ResponseWrapper, out, errOut, ignoredOut io.Writer) error {
+func (o *Options) consume(ctx context.Context, ref corev1.ObjectReference, req rest.ResponseWrapper, out, errOut io.Writer) error {
+	logOut := o.withPrefix(ref, out)
 	// once copies the stream; done says it needs no retry: it ended, was
 	// stopped (by the user or by another stream's failure), or its failure
 	// is ignored.
 	once := func() (done bool, err error) {
-		err = copyStream(ctx, req, out)
+		err = copyStream(ctx, req, logOut)
 		switch {
 		case err == nil, ctx.Err() != nil:
 			return true, nil
 		case o.IgnoreErrors:
-			fmt.Fprintf(ignoredOut, "error: %v\n", err)
+			fmt.Fprintf(out, "error: %v\n", err)
 			return true, nil
 		}
 		return false, err

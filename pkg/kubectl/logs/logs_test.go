@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -58,7 +59,7 @@ func TestFollowWaitsForTheContainer(t *testing.T) {
 	msg := `container "c" in pod "p" is waiting to start: ContainerCreating`
 	o, out, errOut := following(time.Minute)
 	s := &stream{refusals: []error{waiting(msg), waiting(msg)}, body: "started\n"}
-	if err := o.consume(context.Background(), s, o.streams.Out, o.streams.ErrOut, o.streams.Out); err != nil {
+	if err := o.consume(context.Background(), corev1.ObjectReference{}, s, o.streams.Out, o.streams.ErrOut); err != nil {
 		t.Fatalf("consume: %v", err)
 	}
 	if out.String() != "started\n" || errOut.String() != msg+"\n"+msg+"\n" {
@@ -68,7 +69,7 @@ func TestFollowWaitsForTheContainer(t *testing.T) {
 	o, _, errOut = following(time.Minute)
 	o.Follow = false
 	s = &stream{refusals: []error{waiting(msg)}, body: "started\n"}
-	if err := o.consume(context.Background(), s, o.streams.Out, o.streams.ErrOut, o.streams.Out); err == nil || err.Error() != msg || s.calls != 1 || errOut.Len() != 0 {
+	if err := o.consume(context.Background(), corev1.ObjectReference{}, s, o.streams.Out, o.streams.ErrOut); err == nil || err.Error() != msg || s.calls != 1 || errOut.Len() != 0 {
 		t.Fatalf("without -f: %v after %d calls, stderr %q", err, s.calls, errOut)
 	}
 }
@@ -79,14 +80,14 @@ func TestFollowWaitsForTheContainer(t *testing.T) {
 func TestFollowGivesUp(t *testing.T) {
 	o, _, errOut := following(20 * time.Millisecond)
 	never := &stream{always: waiting("pod p does not have a host assigned")}
-	err := o.consume(context.Background(), never, o.streams.Out, o.streams.ErrOut, o.streams.Out)
+	err := o.consume(context.Background(), corev1.ObjectReference{}, never, o.streams.Out, o.streams.ErrOut)
 	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != "context deadline exceeded" || !strings.HasPrefix(errOut.String(), "pod p does not have a host assigned\n") {
 		t.Fatalf("err %v, stderr %q", err, errOut)
 	}
 
 	o, _, errOut = following(time.Minute)
 	broken := &stream{refusals: []error{errors.New("connection reset"), nil}, body: "x\n"}
-	if err := o.consume(context.Background(), broken, o.streams.Out, o.streams.ErrOut, o.streams.Out); err == nil || err.Error() != "connection reset" || broken.calls != 1 || errOut.String() != "connection reset\n" {
+	if err := o.consume(context.Background(), corev1.ObjectReference{}, broken, o.streams.Out, o.streams.ErrOut); err == nil || err.Error() != "connection reset" || broken.calls != 1 || errOut.String() != "connection reset\n" {
 		t.Fatalf("err %v after %d calls, stderr %q", err, broken.calls, errOut)
 	}
 }
@@ -96,7 +97,7 @@ func TestFollowGivesUp(t *testing.T) {
 func TestFollowOutlivesTheStartTimeout(t *testing.T) {
 	o, out, _ := following(time.Millisecond)
 	s := &stream{body: "late\n", hold: 100 * time.Millisecond}
-	if err := o.consume(context.Background(), s, o.streams.Out, o.streams.ErrOut, o.streams.Out); err != nil || out.String() != "late\n" {
+	if err := o.consume(context.Background(), corev1.ObjectReference{}, s, o.streams.Out, o.streams.ErrOut); err != nil || out.String() != "late\n" {
 		t.Fatalf("err %v, stdout %q", err, out)
 	}
 }
@@ -108,7 +109,7 @@ func TestIgnoreErrors(t *testing.T) {
 		o, out, errOut := following(time.Minute)
 		o.Follow, o.IgnoreErrors = follow, true
 		s := &stream{refusals: []error{waiting("no")}}
-		if err := o.consume(context.Background(), s, o.streams.Out, o.streams.ErrOut, o.streams.Out); err != nil || out.String() != "error: no\n" || errOut.Len() != 0 || s.calls != 1 {
+		if err := o.consume(context.Background(), corev1.ObjectReference{}, s, o.streams.Out, o.streams.ErrOut); err != nil || out.String() != "error: no\n" || errOut.Len() != 0 || s.calls != 1 {
 			t.Fatalf("follow=%v: err %v after %d calls, stdout %q, stderr %q", follow, err, s.calls, out, errOut)
 		}
 	}
