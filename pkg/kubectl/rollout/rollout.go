@@ -24,6 +24,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/objwait"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/selection"
 )
 
 // NewCmd returns `rollout` with its subcommands.
@@ -40,11 +41,18 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	return cmd
 }
 
+// addSelectionFlags registers kubectl's -f, -k, -R and -l of the rollout
+// subcommands.
+func addSelectionFlags(cmd *cobra.Command, s *selection.Flags) {
+	cmdutil.AddFilenameOptionFlags(cmd, &s.Filenames, "identifying the resource to get from a server.")
+	cmd.Flags().StringVarP(&s.LabelSelector, "selector", "l", "", "Selector (label query) to filter on")
+}
+
 // visit calls fn with each object the arguments, -f, -k and -l pick, as
 // kubectl does: one that cannot be fetched is reported after the others.
 // It returns the namespace they were looked for in.
-func visit(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions, selector string, typed bool, fn func(*resource.Info) error) (string, error) {
-	r, ns, err := targets(f, args, filenames, selector, typed)
+func visit(f cmdutil.Factory, args []string, s *selection.Flags, typed bool, fn func(*resource.Info) error) (string, error) {
+	r, ns, err := targets(f, args, s, typed)
 	if err != nil {
 		return "", err
 	}
@@ -59,25 +67,19 @@ func visit(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions
 // targets finds the objects the arguments, -f, -k and -l pick, as kubectl's
 // rollout commands do: typed (the scheme's Go types) or unstructured. It
 // also returns the namespace they were looked for in.
-func targets(f cmdutil.Factory, args []string, filenames *resource.FilenameOptions, selector string, typed bool) (*resource.Result, string, error) {
-	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+func targets(f cmdutil.Factory, args []string, s *selection.Flags, typed bool) (*resource.Result, string, error) {
+	builder := s.Builder
+	if typed {
+		builder = s.TypedBuilder
+	}
+	b, ns, err := builder(f)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(filenames.Filenames, filenames.Kustomize) {
+	if len(args) == 0 && s.NoFiles() {
 		return nil, "", fmt.Errorf("required resource not specified")
 	}
-	b := f.NewBuilder()
-	if typed {
-		b = b.WithScheme(scheme.Scheme, scheme.Scheme.PrioritizedVersionsAllGroups()...)
-	} else {
-		b = b.Unstructured()
-	}
-	r := b.NamespaceParam(ns).DefaultNamespace().
-		LabelSelectorParam(selector).
-		FilenameParam(enforce, filenames).
-		ResourceTypeOrNameArgs(true, args...).
-		ContinueOnError().
+	r := b.ResourceTypeOrNameArgs(true, args...).
 		Latest().
 		Flatten().
 		Do()
@@ -89,11 +91,10 @@ func targets(f cmdutil.Factory, args []string, filenames *resource.FilenameOptio
 
 func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	var (
-		filenames resource.FilenameOptions
-		selector  string
-		watch     bool
-		revision  int64
-		timeout   time.Duration
+		sel      selection.Flags
+		watch    bool
+		revision int64
+		timeout  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "status (TYPE NAME | TYPE/NAME | -f FILENAME)",
@@ -104,7 +105,7 @@ func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 			}
 			// Each object in turn, as kubectl, each with its own --timeout.
 			found := false
-			ns, err := visit(f, args, &filenames, selector, false, func(info *resource.Info) error {
+			ns, err := visit(f, args, &sel, false, func(info *resource.Info) error {
 				found = true
 				return statusOf(cmd.Context(), f, streams, info, watch, revision, timeout)
 			})
@@ -114,8 +115,7 @@ func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 			return err
 		},
 	}
-	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
+	addSelectionFlags(cmd, &sel)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", true, "Watch the status of the rollout until it's done")
 	cmd.Flags().Int64Var(&revision, "revision", 0, "Pin to a specific revision; 0 follows the latest")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "How long to wait before giving up; 0 waits forever")
@@ -167,16 +167,15 @@ func statusOf(ctx context.Context, f cmdutil.Factory, streams genericiooptions.I
 
 func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	var (
-		filenames resource.FilenameOptions
-		selector  string
-		revision  int64
+		sel      selection.Flags
+		revision int64
 	)
 	printFlags := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
 	cmd := &cobra.Command{
 		Use:   "history (TYPE NAME | TYPE/NAME | -f FILENAME)",
 		Short: "Show the revisions of a rollout",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := visit(f, args, &filenames, selector, false, func(info *resource.Info) error {
+			_, err := visit(f, args, &sel, false, func(info *resource.Info) error {
 				viewer, err := polymorphichelpers.HistoryViewerFn(f, info.Mapping)
 				if err != nil {
 					return err
@@ -206,8 +205,7 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 			return err
 		},
 	}
-	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
+	addSelectionFlags(cmd, &sel)
 	cmd.Flags().Int64Var(&revision, "revision", 0, "Show the pod template of this revision")
 	printFlags.AddFlags(cmd)
 	return cmd
@@ -280,8 +278,7 @@ func newRestartCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 // pausing is not supported", and so on).
 func newPatchCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, v patcher) *cobra.Command {
 	var (
-		filenames    resource.FilenameOptions
-		selector     string
+		sel          selection.Flags
 		fieldManager string
 	)
 	printFlags := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
@@ -289,7 +286,7 @@ func newPatchCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, v patche
 		Use:   v.use + " RESOURCE",
 		Short: v.short,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, ns, err := targets(f, args, &filenames, selector, true)
+			r, ns, err := targets(f, args, &sel, true)
 			if err != nil {
 				return err
 			}
@@ -342,9 +339,8 @@ func newPatchCmd(f cmdutil.Factory, streams genericiooptions.IOStreams, v patche
 	}
 	// kubectl's -f, -k and -R, and the field manager its patch is
 	// recorded under.
-	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
+	addSelectionFlags(cmd, &sel)
 	cmdutil.AddFieldManagerFlagVar(cmd, &fieldManager, "kubectl-rollout")
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
 	printFlags.AddFlags(cmd)
 	return cmd
 }
@@ -358,8 +354,7 @@ const rollbackOfAppliedWarning = "Warning: resource %[1]s was previously managed
 
 func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	var (
-		filenames  resource.FilenameOptions
-		selector   string
+		sel        selection.Flags
 		toRevision int64
 	)
 	printFlags := genericclioptions.NewPrintFlags("rolled back").WithTypeSetter(scheme.Scheme)
@@ -371,7 +366,7 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 			if err != nil {
 				return err
 			}
-			_, err = visit(f, args, &filenames, selector, true, func(info *resource.Info) error {
+			_, err = visit(f, args, &sel, true, func(info *resource.Info) error {
 				if a, err := meta.Accessor(info.Object); err == nil {
 					if _, ok := a.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; ok {
 						fmt.Fprintf(streams.ErrOut, rollbackOfAppliedWarning, info.ObjectName(), corev1.LastAppliedConfigAnnotation, "kubectl-lite")
@@ -397,8 +392,7 @@ func newUndoCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 			return err
 		},
 	}
-	cmdutil.AddFilenameOptionFlags(cmd, &filenames, "identifying the resource to get from a server.")
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
+	addSelectionFlags(cmd, &sel)
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to roll back to; 0 means the previous one")
 	cmdutil.AddDryRunFlag(cmd)
 	printFlags.AddFlags(cmd)
