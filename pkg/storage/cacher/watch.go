@@ -156,9 +156,11 @@ func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
 			defer bound.Stop()
 		}
 		if ready && retry == nil {
-			if !canAsk || asker.RequestWatchProgress(ctx) != nil {
+			if !canAsk {
 				return false
 			}
+			// A failure is as a dropped request: the ticker retries.
+			_ = asker.RequestWatchProgress(ctx)
 			retry = c.cfg.Clock.NewTicker(progressRetry)
 			defer retry.Stop()
 			retryC = retry.C()

@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -335,5 +336,41 @@ func TestWaitingWatchEndsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the watch still waits after its context ended")
+	}
+}
+
+// refusingSource refuses its first progress requests, as the storage does
+// while none of its watches can be reached yet.
+type refusingSource struct {
+	storage.Interface
+	refusals atomic.Int32
+}
+
+func (r *refusingSource) RequestWatchProgress(ctx context.Context) error {
+	if r.refusals.Add(-1) >= 0 {
+		return errors.New("no watch to reach yet")
+	}
+	return r.Interface.(progressRequester).RequestWatchProgress(ctx)
+}
+
+// TestRefusedProgressRequestsAreRetried: a refused progress request is
+// retried as a dropped one is; the watch is still served from the cache.
+func TestRefusedProgressRequestsAreRetried(t *testing.T) {
+	src := &refusingSource{Interface: newStore(t, sharedClient)}
+	src.refusals.Store(3)
+	c := startCacher(t, src, patient)
+	a := mustCreate(t, c, configMap("ns", "a", nil))
+	c.waitRev(t, rvOf(t, a))
+	o := mustCreate(t, newStore(t, sharedClient), configMap("ns", "o", nil))
+	w := watchStepping(t, c, "/configmaps/", listOpts(""), progressRetry)
+	if !cached(w) {
+		t.Fatal("not served from the cache")
+	}
+	if src.refusals.Load() >= 0 {
+		t.Fatal("the refusals were not all met")
+	}
+	expect(t, w, descObj(watch.Added, a))
+	if got := expectInitialEventsEnd(t, w); got < rvOf(t, o) {
+		t.Fatalf("initial events end at %d, older than %s", got, o.ResourceVersion)
 	}
 }

@@ -79,3 +79,34 @@ func TestRequestWatchProgressBookmarksAnIdleWatch(t *testing.T) {
 		}
 	})
 }
+
+// TestProgressCanBeRequestedOnceTheInitialEventsEnd: a client that has the
+// initial-events-end bookmark may ask for progress at once (a watch cache
+// waiting to be fresh does) and reaches its watch, rather than finding no
+// watch registered yet.
+func TestProgressCanBeRequestedOnceTheInitialEventsEnd(t *testing.T) {
+	bothClients(t, func(t *testing.T, c *clientv3.Client) {
+		for i := range 20 {
+			// A store of its own: no other watch is registered for it.
+			s := newConfigMapStore(t, c, WithBookmarkInterval(time.Hour))
+			mustCreate(t, s, configMap("ns", "a", nil, nil))
+			w := startWatch(t, s, "/configmaps", storage.ListOptions{
+				Recursive: true, AllowWatchBookmarks: true, InitialEventsEndBookmark: true})
+			for done := false; !done; {
+				select {
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						t.Fatal("watch closed during the initial events")
+					}
+					done = ev.Type == watch.Bookmark && storage.IsInitialEventsEnd(ev.Object)
+				case <-time.After(liveness):
+					t.Fatal("no initial-events-end bookmark")
+				}
+			}
+			if err := s.(progressRequesting).RequestWatchProgress(testCtx(t)); err != nil {
+				t.Fatalf("round %d: request progress right after the initial events: %v", i, err)
+			}
+			w.Stop()
+		}
+	})
+}

@@ -115,12 +115,6 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		lastRev = rev
-		if w.initialEnd {
-			if !w.sendInitialEnd(ctx, rev) {
-				return
-			}
-			lastBookmark = rev
-		}
 	}
 
 	// Leader-required watches are cancelled when the member loses its
@@ -141,6 +135,16 @@ func (w *watcher) run(ctx context.Context) {
 	wch := w.store.client.Watch(ectx, w.key, w.etcdOpts(lastRev, early)...)
 	if w.bookmarks {
 		defer w.store.progress.register()()
+	}
+	// The end of the initial events comes only now that the etcd watch is
+	// open and counted: a client may ask for progress as soon as it has it
+	// (a watch cache waiting to be fresh does), and a request with no watch
+	// to reach would fail.
+	if w.initial && w.initialEnd {
+		if !w.sendInitialEnd(ctx, lastRev) {
+			return
+		}
+		lastBookmark = lastRev
 	}
 
 	for {
