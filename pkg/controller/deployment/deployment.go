@@ -809,16 +809,23 @@ func (c *Controller) syncRolloutStatus(ctx context.Context, d *appsv1.Deployment
 	if !hasProgressDeadline(d) {
 		removeCondition(&st, appsv1.DeploymentProgressing)
 	}
-	cur := getCondition(&st, appsv1.DeploymentProgressing)
+	cur := getCondition(&d.Status, appsv1.DeploymentProgressing)
 	done := complete(d, &st)
-	if hasProgressDeadline(d) && (cur == nil || cur.Reason != reasonTimedOut) && newRS != nil {
+	// As upstream: a completed rollout keeps NewReplicaSetAvailable while
+	// pods come and go, until a new rollout; and a rollout that timed out
+	// turns back to progressing or complete once its pods get there.
+	settled := st.Replicas == st.UpdatedReplicas && cur != nil && cur.Reason == reasonNewRSAvailable
+	if hasProgressDeadline(d) && !settled {
+		subject := fmt.Sprintf("Deployment %q", d.Name)
+		if newRS != nil {
+			subject = fmt.Sprintf("ReplicaSet %q", newRS.Name)
+		}
 		switch {
 		case done:
 			setCondition(&st, newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, reasonNewRSAvailable,
-				fmt.Sprintf("ReplicaSet %q has successfully progressed.", newRS.Name), now))
+				subject+" has successfully progressed.", now))
 		case progressing(d, &st):
-			cond := newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, reasonRSUpdated,
-				fmt.Sprintf("ReplicaSet %q is progressing.", newRS.Name), now)
+			cond := newCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, reasonRSUpdated, subject+" is progressing.", now)
 			if cur != nil && cur.Status == corev1.ConditionTrue {
 				cond.LastTransitionTime = cur.LastTransitionTime
 			}
@@ -827,7 +834,7 @@ func (c *Controller) syncRolloutStatus(ctx context.Context, d *appsv1.Deployment
 			st.Conditions = append(st.Conditions, cond)
 		case timedOut(d, &st, now):
 			setCondition(&st, newCondition(appsv1.DeploymentProgressing, corev1.ConditionFalse, reasonTimedOut,
-				fmt.Sprintf("ReplicaSet %q has timed out progressing.", newRS.Name), now))
+				subject+" has timed out progressing.", now))
 		}
 	}
 	if newRS != nil {

@@ -406,3 +406,50 @@ func TestStatusCountsTerminatingReplicas(t *testing.T) {
 		}
 	}
 }
+
+// A rollout that timed out is not failed for ever: once its pods become
+// available the Deployment says it completed, as upstream's does, and
+// `kubectl rollout status` stops reporting the exceeded deadline.
+func TestProgressDeadlineExceededRecovers(t *testing.T) {
+	d := newDeployment(2, "v1")
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](60)
+	c := newCluster(t, d)
+	c.sync()
+	c.clock.Step(2 * time.Minute)
+	c.sync()
+	if p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing); p == nil || p.Reason != reasonTimedOut {
+		t.Fatalf("Progressing %+v, want ProgressDeadlineExceeded", p)
+	}
+	c.settle()
+	c.settle()
+	c.sync()
+	p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing)
+	if p == nil || p.Status != corev1.ConditionTrue || p.Reason != reasonNewRSAvailable {
+		t.Fatalf("Progressing %+v, want True/NewReplicaSetAvailable", p)
+	}
+}
+
+// Once complete, Progressing keeps NewReplicaSetAvailable while pods of the
+// same template fail and come back; only a new rollout changes it.
+func TestCompleteDeploymentStaysComplete(t *testing.T) {
+	c := newCluster(t, newDeployment(3, "v1"))
+	c.rollOut(4, 0)
+	before := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing)
+	if before == nil || before.Reason != reasonNewRSAvailable {
+		t.Fatalf("Progressing %+v, want NewReplicaSetAvailable", before)
+	}
+	for _, avail := range []int32{1, 2} {
+		rs := c.replicaSets()[0].DeepCopy()
+		rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = avail, avail
+		if _, err := c.client.AppsV1().ReplicaSets("default").UpdateStatus(context.Background(), rs, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c.refresh()
+		c.clock.Step(time.Second)
+		c.sync()
+		p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing)
+		if p == nil || p.Reason != reasonNewRSAvailable || !p.LastUpdateTime.Equal(&before.LastUpdateTime) {
+			t.Fatalf("%d available: Progressing %+v, want unchanged %+v", avail, p, before)
+		}
+	}
+}
