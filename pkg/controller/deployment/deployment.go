@@ -217,6 +217,10 @@ func (c *Controller) checkPaused(ctx context.Context, d *appsv1.Deployment) (boo
 		return false, nil
 	}
 	cond := getCondition(&d.Status, appsv1.DeploymentProgressing)
+	if cond != nil && cond.Reason == reasonTimedOut {
+		// As upstream: pausing does not hide that the rollout failed.
+		return false, nil
+	}
 	pausedRecorded := cond != nil && cond.Reason == reasonPaused
 	now := c.clock.Now()
 	switch {

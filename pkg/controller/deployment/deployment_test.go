@@ -453,3 +453,19 @@ func TestCompleteDeploymentStaysComplete(t *testing.T) {
 		}
 	}
 }
+
+// Pausing a rollout that already exceeded its deadline keeps saying so.
+func TestPauseKeepsProgressDeadlineExceeded(t *testing.T) {
+	d := newDeployment(2, "v1")
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](60)
+	c := newCluster(t, d)
+	c.sync()
+	c.clock.Step(2 * time.Minute)
+	c.sync()
+	c.update(func(d *appsv1.Deployment) { d.Spec.Paused = true })
+	c.sync()
+	c.sync()
+	if p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing); p == nil || p.Reason != reasonTimedOut {
+		t.Fatalf("Progressing %+v, want ProgressDeadlineExceeded", p)
+	}
+}
