@@ -110,6 +110,9 @@ func (v *Validator) problems(data []byte) ([]string, error) {
 	if len(problems) > 0 {
 		return problems, nil
 	}
+	if items, ok := obj["items"].([]interface{}); ok && strings.HasSuffix(kind, "List") {
+		return v.listProblems(items)
+	}
 	problems = append(problems, nameProblems(kind, obj)...)
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
@@ -128,6 +131,26 @@ func (v *Validator) problems(data []byte) ([]string, error) {
 	w := walker{doc: doc}
 	w.walk("", obj, root, 0)
 	return append(problems, w.problems...), nil
+}
+
+// listProblems checks each item of a List on its own: the builder sends
+// the items, never the List, so the List itself has no name to require.
+func (v *Validator) listProblems(items []interface{}) ([]string, error) {
+	var problems []string
+	for i, item := range items {
+		js, err := json.Marshal(item)
+		if err != nil {
+			return nil, fmt.Errorf("items[%d]: %w", i, err)
+		}
+		itemProblems, err := v.problems(js)
+		if err != nil {
+			return nil, fmt.Errorf("items[%d]: %w", i, err)
+		}
+		for _, p := range itemProblems {
+			problems = append(problems, fmt.Sprintf("items[%d]: %s", i, p))
+		}
+	}
+	return problems, nil
 }
 
 func (v *Validator) spec(gv schema.GroupVersion) *spec3.OpenAPI {

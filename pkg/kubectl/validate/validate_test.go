@@ -73,6 +73,9 @@ spec: {containers: [{name: c, imagee: busybox}]}
 		{"generateName is enough", "apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-}\n", ""},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: x}\n", "kind not set"},
 		{"unknown group-version is left to the RESTMapper", "apiVersion: example.com/v9\nkind: Foo\nmetadata: {name: x}\nanything: 1\n", ""},
+		{"a List's items are checked, not the List's own name", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n", ""},
+		{"a bad item of a List is named", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n- {apiVersion: v1, kind: Pod, metadata: {name: b}, specc: {}}\n",
+			`items[1]: unknown field "specc"`},
 		{"YAML syntax error", "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n", "error converting YAML to JSON"},
 	}
 	for _, tt := range tests {
