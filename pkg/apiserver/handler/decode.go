@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -145,7 +146,28 @@ func (s *Store) validateMeta(obj runtime.Object) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
-	return apivalidation.ValidateObjectMetaAccessor(m, s.Namespaced, s.validateName, field.NewPath("metadata"))
+	fldPath := field.NewPath("metadata")
+	errs := apivalidation.ValidateObjectMetaAccessor(m, s.Namespaced, s.validateName, fldPath)
+	return append(errs, kubeFinalizers(m.GetFinalizers(), fldPath.Child("finalizers"))...)
+}
+
+// kubeFinalizers refuses a finalizer that is neither one Kubernetes itself
+// handles nor domain-qualified, as upstream's object validation does: a
+// bare name like "foo" is nobody's to remove and would hold the object
+// forever.
+func kubeFinalizers(finalizers []string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range finalizers {
+		if strings.Contains(f, "/") {
+			continue
+		}
+		switch f {
+		case string(corev1.FinalizerKubernetes), metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents:
+		default:
+			errs = append(errs, field.Invalid(fldPath.Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
+	}
+	return errs
 }
 
 func invalid(st *Store, name string, errs field.ErrorList) error {

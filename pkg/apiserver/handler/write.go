@@ -173,16 +173,18 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 		writeError(w, r, err)
 		return
 	}
+	if err := checkURLName(st, obj, ns, name); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	m := metaOf(obj)
-	if m.GetName() != name {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name)))
-		return
+	// A uid in the body is a precondition, as upstream's: replacing a
+	// recreated object of the same name is a 409, not a silent overwrite.
+	var pre *storage.Preconditions
+	if uid := m.GetUID(); uid != "" {
+		pre = &storage.Preconditions{UID: &uid}
 	}
-	if st.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != ns {
-		writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
-		return
-	}
-	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, func(cur runtime.Object) (runtime.Object, error) {
+	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, pre, func(cur runtime.Object) (runtime.Object, error) {
 		return obj.DeepCopyObject(), nil
 	})
 }
@@ -204,10 +206,10 @@ func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) 
 // guaranteedUpdate applies an update computed from the current object by
 // next, runs the resource's rules and admission, and writes the result.
 func (h *Handler) guaranteedUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint, dry bool,
-	next func(cur runtime.Object) (runtime.Object, error)) {
+	pre *storage.Preconditions, next func(cur runtime.Object) (runtime.Object, error)) {
 	ctx := r.Context()
 	out := st.New()
-	err := st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+	err := st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, pre, func(cur runtime.Object) (runtime.Object, error) {
 		obj, err := next(cur)
 		if err != nil {
 			return nil, err
@@ -247,7 +249,10 @@ func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cu
 	nm.SetResourceVersion(cm.GetResourceVersion())
 	nm.SetName(cm.GetName())
 	nm.SetNamespace(cm.GetNamespace())
-	nm.SetUID(cm.GetUID())
+	// A different uid stays, so that validation refuses it as immutable.
+	if nm.GetUID() == "" {
+		nm.SetUID(cm.GetUID())
+	}
 	nm.SetCreationTimestamp(cm.GetCreationTimestamp())
 	nm.SetDeletionTimestamp(cm.GetDeletionTimestamp())
 	nm.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
@@ -316,7 +321,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, unsupportedMediaType(patchTypes))
 		return
 	}
-	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, func(cur runtime.Object) (runtime.Object, error) {
+	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, nil, func(cur runtime.Object) (runtime.Object, error) {
 		setKind(cur, st.GroupVersionKind())
 		curJSON, err := runtime.Encode(h.json, cur)
 		if err != nil {
@@ -329,8 +334,29 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 			return nil, failure(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 				fmt.Sprintf("the patch could not be applied to %s %q: %v", st.groupResource(), name, err))
 		}
-		return h.decodeObject(r, st, patched, "application/json", fieldValidation)
+		obj, err := h.decodeObject(r, st, patched, "application/json", fieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		// A patch may not move the object: upstream refuses a changed name
+		// or namespace instead of quietly keeping the old ones.
+		if err := checkURLName(st, obj, ns, name); err != nil {
+			return nil, err
+		}
+		return obj, nil
 	})
+}
+
+// checkURLName refuses an object whose name or namespace is not the URL's.
+func checkURLName(st *Store, obj runtime.Object, ns, name string) error {
+	m := metaOf(obj)
+	if m.GetName() != name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
+	}
+	if st.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != ns {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
 }
 
 // readyToGo reports whether an object being deleted has nothing left

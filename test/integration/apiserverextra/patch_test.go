@@ -123,4 +123,51 @@ func TestPatchTypes(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("identity fields are not silently kept", func(t *testing.T) {
+		cms := s.Client.CoreV1().ConfigMaps("default")
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "patch-identity"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := []struct {
+			name  string
+			typ   types.PatchType
+			patch string
+			want  func(error) bool
+			msg   string
+		}{
+			{"merge patch renames", types.MergePatchType, `{"metadata":{"name":"other"}}`, apierrors.IsBadRequest,
+				"the name of the object (other) does not match the name on the URL (patch-identity)"},
+			{"strategic patch moves namespace", types.StrategicMergePatchType, `{"metadata":{"namespace":"kube-system"}}`, apierrors.IsBadRequest,
+				"the namespace of the provided object does not match the namespace sent on the request"},
+			{"json patch changes uid", types.JSONPatchType, `[{"op":"replace","path":"/metadata/uid","value":"zzz"}]`, apierrors.IsInvalid,
+				`metadata.uid: Invalid value: "zzz": field is immutable`},
+			{"merge patch adds an unqualified finalizer", types.MergePatchType, `{"metadata":{"finalizers":["mine"]}}`, apierrors.IsInvalid,
+				`metadata.finalizers[0]: Invalid value: "mine": name is neither a standard finalizer name nor is it fully qualified`},
+		}
+		for _, b := range refused {
+			_, err := cms.Patch(ctx, cm.Name, b.typ, []byte(b.patch), metav1.PatchOptions{})
+			if !b.want(err) || !strings.Contains(err.Error(), b.msg) {
+				t.Errorf("%s: err = %v, want %q", b.name, err, b.msg)
+			}
+		}
+		stale := cm.DeepCopy()
+		stale.UID = "not-this-one"
+		if _, err := cms.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) ||
+			!strings.Contains(err.Error(), "Precondition failed: UID in precondition: not-this-one") {
+			t.Errorf("update with another uid: err = %v, want 409 naming the uid precondition", err)
+		}
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "finalizer-bad", Finalizers: []string{"orphan", "example.com/x", "foo"}}},
+			metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `metadata.finalizers[2]: Invalid value: "foo"`) {
+			t.Errorf("create with finalizer foo: err = %v, want 422 for finalizers[2] only", err)
+		}
+		got, err := cms.Get(ctx, cm.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.UID != cm.UID || got.ResourceVersion != cm.ResourceVersion || len(got.Finalizers) != 0 {
+			t.Errorf("after refused writes: uid %s rv %s finalizers %v, want unchanged", got.UID, got.ResourceVersion, got.Finalizers)
+		}
+	})
 }
