@@ -107,6 +107,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		// As kubectl: grace 0 without --force means "as fast as allowed".
 		o.GracePeriod = 1
 	}
+	if o.Force && o.GracePeriod > 0 {
+		return fmt.Errorf("--force and --grace-period greater than 0 cannot be specified together")
+	}
 	if o.Force && o.GracePeriod == 0 {
 		fmt.Fprintln(o.streams.ErrOut, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.")
 	}

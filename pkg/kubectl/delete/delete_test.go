@@ -49,3 +49,17 @@ func TestDryRunFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestForceWithGracePeriod: as kubectl, --force refuses a grace period
+// above 0 (--now is one of 1) instead of deleting with it.
+func TestForceWithGracePeriod(t *testing.T) {
+	for _, args := range [][]string{{"--force", "--grace-period=5"}, {"--force", "--now"}} {
+		cmd := NewCmd(nil, genericiooptions.NewTestIOStreamsDiscard())
+		cmd.SetArgs(append([]string{"cm", "x"}, args...))
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		want := "--force and --grace-period greater than 0 cannot be specified together"
+		if err := cmd.Execute(); err == nil || err.Error() != want {
+			t.Errorf("delete %v: %v; want %q", args, err, want)
+		}
+	}
+}
