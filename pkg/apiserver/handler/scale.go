@@ -66,6 +66,9 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		if err != nil {
 			return nil, err
 		}
+		if err := checkURLName(st, want, ns, name); err != nil {
+			return nil, err
+		}
 		if rv := want.ResourceVersion; rv != "" && rv != metaOf(cur).GetResourceVersion() {
 			return nil, conflict(st, name)
 		}

@@ -11,6 +11,7 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
@@ -402,5 +403,16 @@ func TestScaleSubresource(t *testing.T) {
 	stale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "scaled", Namespace: "default", ResourceVersion: sc.ResourceVersion}, Spec: autoscalingv1.ScaleSpec{Replicas: 1}}
 	if _, err := deps.UpdateScale(ctx, "scaled", stale, metav1.UpdateOptions{}); err == nil {
 		t.Error("scale update with a stale resourceVersion accepted")
+	}
+	other := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default"}, Spec: autoscalingv1.ScaleSpec{Replicas: 1}}
+	if _, err := deps.UpdateScale(ctx, "scaled", other, metav1.UpdateOptions{}); !apierrors.IsBadRequest(err) ||
+		err.Error() != "the name of the object (other) does not match the name on the URL (scaled)" {
+		t.Errorf("scale update naming another object: err = %v, want upstream's 400", err)
+	}
+	if d, err = deps.Get(ctx, "scaled", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 5 {
+		t.Errorf("after refused scale updates: replicas %d, want 5", *d.Spec.Replicas)
 	}
 }
