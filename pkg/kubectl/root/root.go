@@ -10,6 +10,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/kubectl/pkg/cmd/annotate"
+	"k8s.io/kubectl/pkg/cmd/explain"
+	"k8s.io/kubectl/pkg/cmd/label"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/apiresources"
@@ -70,6 +73,11 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		version.NewCmd(f, streams),
 		auth.NewCmd(f, streams),
 		config.NewCmd(configFlags, streams),
+		// kubectl's own: they only patch metadata or read /openapi/v3,
+		// which the server serves as Kubernetes does.
+		label.NewCmdLabel(f, streams),
+		annotate.NewCmdAnnotate(cmd.Use, f, streams),
+		explain.NewCmdExplain(cmd.Use, f, streams),
 	)
 	return cmd
 }
