@@ -63,7 +63,7 @@ func TestReadinessGatesHoldReadyAndOthersConditionsAreKept(t *testing.T) {
 	h.kl.podChanged(gated)
 	h.sync(gated)
 	if c := ready(); c.Status != v1.ConditionFalse ||
-		c.Message != `the status of pod readiness gate "example.com/lb-ready" is not "True", but False.` {
+		c.Message != `the status of pod readiness gate "example.com/lb-ready" is not "True", but False` {
 		t.Fatalf("Ready with the gate False: %+v", c)
 	}
 	open := gated.DeepCopy()

@@ -47,21 +47,44 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		s.PodIP, s.PodIPs = prev.PodIP, prev.PodIPs
 	}
 
-	initDone := true
+	// notInit are the init containers the pod waits for: plain ones until
+	// they succeed, sidecars until they start; notReady the sidecars and
+	// app containers that are not ready, as upstream lists them.
+	var notInit, notReady []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cs := kl.containerStatus(pod, c, rp, st, reasonPodInitializing)
-		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
-			initDone = false
+		switch {
+		case isSidecar(c):
+			if !*cs.Started {
+				notInit = append(notInit, cs.Name)
+			}
+			if !cs.Ready {
+				notReady = append(notReady, cs.Name)
+			}
+		case cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0:
+			notInit = append(notInit, cs.Name)
+		default:
+			// Upstream reports a plain init container that succeeded ready.
+			cs.Ready = true
 		}
 		s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
 	}
 	defaultWaiting := reasonContainerCreating
-	if !initDone {
+	if len(notInit) > 0 {
 		defaultWaiting = reasonPodInitializing
 	}
 	for i := range pod.Spec.Containers {
-		s.ContainerStatuses = append(s.ContainerStatuses, kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting))
+		cs := kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting)
+		if !cs.Ready {
+			notReady = append(notReady, cs.Name)
+		}
+		s.ContainerStatuses = append(s.ContainerStatuses, cs)
+	}
+	// As upstream, a pod whose app containers ran has initialized, whatever
+	// its sidecars do since.
+	if anyAppStarted(s.ContainerStatuses) {
+		notInit = nil
 	}
 	// A deleted pod's status is computed only once its containers are
 	// stopped for good (terminatePod): its phase is terminal whatever its
@@ -71,17 +94,6 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		s.Phase, s.Reason, s.Message = v1.PodFailed, f.reason, f.message
 	}
 
-	var notInit, notReady []string
-	for _, cs := range s.InitContainerStatuses {
-		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
-			notInit = append(notInit, cs.Name)
-		}
-	}
-	for _, cs := range s.ContainerStatuses {
-		if !cs.Ready {
-			notReady = append(notReady, cs.Name)
-		}
-	}
 	sandboxUp := rp.readySandbox() != nil && (ip != "" || pod.Spec.HostNetwork)
 	cond := func(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
 		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: pod.Generation}
@@ -95,14 +107,20 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		}
 		return c
 	}
+	// As upstream, a terminal pod's containers are not ready, with the
+	// phase as the reason; a Succeeded pod is Initialized (PodCompleted).
 	terminal := isTerminal(s.Phase)
 	readyReason, readyMsg := "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", strings.Join(notReady, " "))
-	if terminal {
+	switch s.Phase {
+	case v1.PodSucceeded:
 		readyReason, readyMsg = "PodCompleted", ""
+	case v1.PodFailed:
+		readyReason, readyMsg = "PodFailed", ""
 	}
-	initReason, initMsg := "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(notInit, " "))
-	if terminal && len(notInit) == 0 {
-		initReason, initMsg = "PodCompleted", ""
+	initialized := cond(v1.PodInitialized, len(notInit) == 0 || s.Phase == v1.PodSucceeded,
+		"ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(notInit, " ")))
+	if s.Phase == v1.PodSucceeded {
+		initialized.Reason = "PodCompleted"
 	}
 	containersReady := len(notReady) == 0 && !terminal
 	podReady, podReason, podMsg := containersReady, readyReason, readyMsg
@@ -113,7 +131,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	// In upstream's order, which describe shows as it is.
 	s.Conditions = []v1.PodCondition{
 		cond(v1.PodReadyToStartContainers, sandboxUp, "", ""),
-		cond(v1.PodInitialized, len(notInit) == 0, initReason, initMsg),
+		initialized,
 		cond(v1.PodReady, podReady, podReason, podMsg),
 		cond(v1.ContainersReady, containersReady, readyReason, readyMsg),
 	}
@@ -164,7 +182,7 @@ func readinessGates(pod *v1.Pod) (reason, msg string) {
 		case found == nil:
 			unready = append(unready, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g.ConditionType))
 		case found.Status != v1.ConditionTrue:
-			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v.", g.ConditionType, found.Status))
+			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", g.ConditionType, found.Status))
 		}
 	}
 	if len(unready) == 0 {
@@ -291,12 +309,29 @@ func nanoTime(ns int64) metav1.Time {
 }
 
 // podPhase is upstream's getPhase: init failures under Never fail the
-// pod, waiting containers keep it Pending, and the restart policy decides
+// pod, waiting containers (sidecars not yet started included) keep it
+// Pending, running sidecars keep it Running, and the restart policy decides
 // what stopped containers mean, unless the pod is terminal (deleted and its
 // containers stopped for good): then none restarts whatever the policy.
 func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal bool) v1.PodPhase {
-	pendingInit, failedInit := 0, 0
-	for _, cs := range initStatuses {
+	pendingInit, failedInit, pendingSidecars := 0, 0, 0
+	running, waiting, stopped, succeeded := 0, 0, 0, 0
+	for i, cs := range initStatuses {
+		if i < len(pod.Spec.InitContainers) && isSidecar(&pod.Spec.InitContainers[i]) {
+			// A sidecar keeps the pod Running while it runs; one that ended
+			// counts for nothing (it is stopped when the app containers end).
+			switch {
+			case cs.State.Running != nil:
+				running++
+				if cs.Started == nil || !*cs.Started {
+					pendingSidecars++
+				}
+			case cs.State.Waiting != nil && cs.LastTerminationState.Terminated == nil:
+				pendingSidecars++
+				waiting++
+			}
+			continue
+		}
 		switch {
 		case cs.State.Terminated != nil:
 			if cs.State.Terminated.ExitCode != 0 {
@@ -311,10 +346,9 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 		return v1.PodFailed
 	}
-	if pendingInit > 0 || failedInit > 0 {
+	if pendingInit > 0 || failedInit > 0 || (pendingSidecars > 0 && !anyAppStarted(statuses)) {
 		return v1.PodPending
 	}
-	running, waiting, stopped, succeeded := 0, 0, 0, 0
 	for _, cs := range statuses {
 		switch {
 		case cs.State.Running != nil:
@@ -358,4 +392,15 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		}
 	}
 	return v1.PodPending
+}
+
+// anyAppStarted reports, as upstream's HasAnyRegularContainerStarted,
+// whether an app container left its waiting state.
+func anyAppStarted(statuses []v1.ContainerStatus) bool {
+	for _, cs := range statuses {
+		if cs.State.Running != nil || cs.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
 }

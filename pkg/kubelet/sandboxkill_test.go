@@ -365,7 +365,8 @@ func TestRecreatedSandboxRunsTheInitContainersAgain(t *testing.T) {
 	if setup == nil || setup.PodSandboxId == old.PodSandboxId || h.running(pod, "main") != nil {
 		t.Fatalf("after the new sandbox: setup %+v, main %+v; want setup running again first", setup, h.running(pod, "main"))
 	}
-	if s := h.status(pod); s.Phase != v1.PodPending || condition(s, v1.PodInitialized) != v1.ConditionFalse {
+	// As upstream, a pod whose app containers ran stays Initialized.
+	if s := h.status(pod); s.Phase != v1.PodPending || condition(s, v1.PodInitialized) != v1.ConditionTrue {
 		t.Fatalf("while initializing again: phase %s, conditions %+v", s.Phase, s.Conditions)
 	}
 

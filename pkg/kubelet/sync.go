@@ -267,38 +267,55 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		pullErrs: st.pullErrs, publish: func() { publish(rp) }}
 
 	changed := false
-	// Init containers, one at a time, each to success before the next.
+	// Init containers, one at a time, each to success before the next; a
+	// sidecar (restartPolicy Always) only has to start, and runs on beside
+	// the app containers, restarted whenever it exits, until they are done
+	// for good: then, as upstream, it no longer keeps the pod alive.
 	initDone := true
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		cur, _ := rp.latest(c.Name)
-		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0 {
-			continue
+	initialized := appStartedIn(pod, rp, sandbox.Id)
+	if hasSidecars(pod) && appsDone(pod, rp) {
+		if len(rp.running()) > 0 {
+			if err := kl.stopInOrder(ctx, pod, rp.running(), gracePeriod(pod)); err != nil && ctx.Err() == nil {
+				slog.Warn("stop the sidecars of a pod whose containers ended", "pod", podKey(pod), "err", err)
+			}
+			changed = true
 		}
-		initDone = false
-		if cur != nil && (cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING || cur.State == runtimeapi.ContainerState_CONTAINER_CREATED) {
+	} else {
+		for i := range pod.Spec.InitContainers {
+			c := &pod.Spec.InitContainers[i]
+			cur, _ := rp.latest(c.Name)
+			if isSidecar(c) {
+				after, acted, started := kl.syncSidecar(ctx, pod, c, cur, env)
+				changed = changed || acted
+				retry = minDuration(retry, after)
+				if started || initialized {
+					continue
+				}
+				initDone = false
+				break
+			}
+			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0 {
+				continue
+			}
+			initDone = false
+			if cur != nil && (cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING || cur.State == runtimeapi.ContainerState_CONTAINER_CREATED) {
+				break
+			}
+			if cur != nil && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+				break // failed for good: the pod is Failed
+			}
+			after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
+			changed = changed || started
+			retry = minDuration(retry, after)
 			break
 		}
-		if cur != nil && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
-			break // failed for good: the pod is Failed
-		}
-		after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
-		changed = changed || started
-		retry = minDuration(retry, after)
-		break
 	}
 	if initDone {
 		for i := range pod.Spec.Containers {
 			c := &pod.Spec.Containers[i]
 			cur, _ := rp.latest(c.Name)
 			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-				if r, ok := kl.probes.Result(cur.Id, prober.Liveness); ok && r == prober.Failure {
-					_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.LivenessProbe), fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name))
-					changed = true
-				} else if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r == prober.Failure {
-					_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.StartupProbe), fmt.Sprintf("Container %s failed startup probe, will be restarted", c.Name))
-					changed = true
-				}
+				changed = kl.killUnhealthy(ctx, pod, c, cur) || changed
 				continue
 			}
 			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED {
@@ -510,14 +527,29 @@ func (kl *Kubelet) canStartSandbox(pod *v1.Pod, rp *runtimePod) bool {
 	return false
 }
 
-func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.Pod, s v1.PodStatus, rp *runtimePod) {
-	if !isTerminal(s.Phase) {
+func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.Pod, last v1.PodStatus, rp *runtimePod) {
+	if !isTerminal(last.Phase) {
 		return
 	}
 	kl.mu.Lock()
 	st.finished = true
 	kl.mu.Unlock()
 	kl.probes.RemovePod(pod.UID)
+	if len(rp.running()) > 0 {
+		// Sidecars still run when an init container failed under
+		// restartPolicy Never: stopped as any kill is (preStop, grace
+		// period), not by the sandbox's stop, which kills them at once;
+		// the status then shows them terminated.
+		if err := kl.stopContainers(ctx, pod, rp, gracePeriod(pod)); err != nil {
+			slog.Warn("stop containers of finished pod", "pod", podKey(pod), "err", err)
+		}
+		if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
+			rp = fresh
+			s := kl.computeStatus(pod, rp, st)
+			s.Phase, s.Reason, s.Message = last.Phase, last.Reason, last.Message
+			kl.statuses.SetPodStatus(pod, s)
+		}
+	}
 	if err := kl.stopSandboxes(ctx, rp); err != nil {
 		slog.Warn("stop sandbox of finished pod", "pod", podKey(pod), "err", err)
 	}
@@ -967,12 +999,21 @@ func (kl *Kubelet) killPod(ctx context.Context, pod *v1.Pod, rp *runtimePod, gra
 	return kl.removeSandboxes(ctx, rp)
 }
 
-// stopContainers stops every running container of the pod in parallel,
-// each with grace seconds, and keeps them (with their logs).
+// stopContainers stops every running container of the pod, each with grace
+// seconds, and keeps them (with their logs): in parallel, but for sidecars,
+// which stop after the others (stopInOrder).
 func (kl *Kubelet) stopContainers(ctx context.Context, pod *v1.Pod, rp *runtimePod, grace int64) error {
+	if pod != nil && hasSidecars(pod) {
+		return kl.stopInOrder(ctx, pod, rp.running(), grace)
+	}
+	return kl.stopParallel(ctx, pod, rp.running(), grace)
+}
+
+// stopParallel stops containers in parallel, each with grace seconds.
+func (kl *Kubelet) stopParallel(ctx context.Context, pod *v1.Pod, running []*runtimeapi.ContainerStatus, grace int64) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, len(rp.Containers))
-	for _, c := range rp.running() {
+	errs := make(chan error, len(running))
+	for _, c := range running {
 		wg.Add(1)
 		go func(c *runtimeapi.ContainerStatus) {
 			defer wg.Done()

@@ -158,10 +158,18 @@ func (m *Manager) set(k key, r Result) bool {
 	return old != r
 }
 
+// findContainer is the probed container called name: an app container or a
+// sidecar (plain init containers have no probes).
 func findContainer(pod *v1.Pod, name string) *v1.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			return c
 		}
 	}
 	return nil

@@ -1,0 +1,179 @@
+package kubelet
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func withSidecars(names ...string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		for _, n := range names {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: n, Image: testImage,
+				RestartPolicy: ptr.To(v1.ContainerRestartPolicyAlways)})
+		}
+	}
+}
+
+// A sidecar (an init container with restartPolicy Always) only has to start
+// for the app containers to start: the pod runs with both, Initialized and
+// Ready. The app containers never started before, the pod stayed Pending.
+func TestSidecarRunsBesideTheAppContainers(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("sidecar", withSidecars("proxy"), func(p *v1.Pod) {
+		p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: "setup", Image: testImage})
+	})
+	h.add(pod)
+	h.sync(pod)
+	if h.running(pod, "proxy") == nil || h.running(pod, "setup") != nil {
+		t.Fatalf("first sync: want only the sidecar running: %+v", h.containers(pod))
+	}
+	h.sync(pod)
+	setup := h.running(pod, "setup")
+	if setup == nil || h.running(pod, "main") != nil {
+		t.Fatalf("second sync: want setup running after the started sidecar: %+v", h.containers(pod))
+	}
+	if s := h.status(pod); s.Phase != v1.PodPending || condition(s, v1.PodInitialized) != v1.ConditionFalse {
+		t.Fatalf("while setup runs: phase %s, conditions %+v", s.Phase, s.Conditions)
+	}
+	h.rt.Exit(setup.Id, 0)
+	h.sync(pod)
+	if h.running(pod, "main") == nil || h.running(pod, "proxy") == nil {
+		t.Fatalf("after setup: want main and proxy running: %+v", h.containers(pod))
+	}
+	s := h.status(pod)
+	if s.Phase != v1.PodRunning || condition(s, v1.PodInitialized) != v1.ConditionTrue || condition(s, v1.PodReady) != v1.ConditionTrue {
+		t.Fatalf("phase %s, conditions %+v", s.Phase, s.Conditions)
+	}
+	proxy, setupStatus := s.InitContainerStatuses[0], s.InitContainerStatuses[1]
+	if proxy.State.Running == nil || !proxy.Ready || proxy.Started == nil || !*proxy.Started {
+		t.Fatalf("sidecar status %+v", proxy)
+	}
+	if setupStatus.State.Terminated == nil || !setupStatus.Ready {
+		t.Fatalf("a succeeded init container is reported ready upstream: %+v", setupStatus)
+	}
+}
+
+// A sidecar that exits is restarted whatever the pod's restart policy, and
+// while it restarts the pod stays Running and Initialized but not Ready.
+func TestExitedSidecarRestartsAndHoldsReady(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("sidecar-exit", withSidecars("proxy"), func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyNever })
+	h.add(pod)
+	h.sync(pod)
+	h.sync(pod)
+	first := h.running(pod, "proxy")
+	if first == nil || h.running(pod, "main") == nil {
+		t.Fatalf("want proxy and main running: %+v", h.containers(pod))
+	}
+	h.rt.Exit(first.Id, 1)
+	h.sync(pod)
+	second := h.running(pod, "proxy")
+	if second == nil || second.Id == first.Id {
+		t.Fatalf("the sidecar was not restarted: %+v", h.containers(pod))
+	}
+	s := h.status(pod)
+	if s.InitContainerStatuses[0].RestartCount != 1 || s.Phase != v1.PodRunning {
+		t.Fatalf("phase %s, sidecar %+v", s.Phase, s.InitContainerStatuses[0])
+	}
+
+	h.rt.Exit(second.Id, 1)
+	h.sync(pod) // in back-off now
+	s = h.status(pod)
+	if w := s.InitContainerStatuses[0].State.Waiting; w == nil || w.Reason != reasonCrashLoopBackOff {
+		t.Fatalf("sidecar in back-off: %+v", s.InitContainerStatuses[0].State)
+	}
+	if s.Phase != v1.PodRunning || condition(s, v1.PodInitialized) != v1.ConditionTrue ||
+		condition(s, v1.ContainersReady) != v1.ConditionFalse {
+		t.Fatalf("phase %s, conditions %+v", s.Phase, s.Conditions)
+	}
+	for _, c := range s.Conditions {
+		if c.Type == v1.ContainersReady && c.Message != "containers with unready status: [proxy]" {
+			t.Fatalf("ContainersReady message %q", c.Message)
+		}
+	}
+}
+
+// Once the app containers ended for good, the sidecars are stopped (after
+// them, last started first) and the pod ends Succeeded; it ran on forever.
+func TestSidecarsStopWhenTheAppContainersEnd(t *testing.T) {
+	h, rt, _ := newKillLog(t)
+	pod := testPod("sidecar-done", withSidecars("a", "b"), func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyNever })
+	h.add(pod)
+	for range 3 {
+		h.sync(pod)
+	}
+	a, b, main := h.running(pod, "a"), h.running(pod, "b"), h.running(pod, "main")
+	if a == nil || b == nil || main == nil {
+		t.Fatalf("want a, b and main running: %+v", h.containers(pod))
+	}
+	h.rt.Exit(main.Id, 0)
+	h.sync(pod)
+	if h.running(pod, "a") != nil || h.running(pod, "b") != nil {
+		t.Fatalf("sidecars run on after the app containers ended: %+v", h.containers(pod))
+	}
+	stops := slices.DeleteFunc(rt.log(), func(op string) bool { return op[:5] != "stop " || op[:13] == "stop sandbox " })
+	if want := []string{fmt.Sprintf("stop %s 30", b.Id), fmt.Sprintf("stop %s 30", a.Id)}; !slices.Equal(stops, want) {
+		t.Fatalf("stops %v, want %v (the last sidecar first)", stops, want)
+	}
+	s := h.status(pod)
+	if s.Phase != v1.PodSucceeded {
+		t.Fatalf("phase %s, want Succeeded", s.Phase)
+	}
+	for _, c := range s.Conditions {
+		if (c.Type == v1.PodReady || c.Type == v1.ContainersReady || c.Type == v1.PodInitialized) && c.Reason != "PodCompleted" {
+			t.Fatalf("condition %+v, want reason PodCompleted", c)
+		}
+	}
+}
+
+// A deleted pod's app containers are stopped before its sidecars, which
+// stop one after another, the last started first.
+func TestDeletionStopsSidecarsAfterTheAppContainers(t *testing.T) {
+	h, rt, _ := newKillLog(t)
+	pod := testPod("sidecar-del", withSidecars("a", "b"))
+	h.add(pod)
+	for range 3 {
+		h.sync(pod)
+	}
+	a, b, main := h.running(pod, "a"), h.running(pod, "b"), h.running(pod, "main")
+	if a == nil || b == nil || main == nil {
+		t.Fatalf("want a, b and main running: %+v", h.containers(pod))
+	}
+	del := pod.DeepCopy()
+	now := metav1.NewTime(h.clock.Now())
+	del.DeletionTimestamp, del.DeletionGracePeriodSeconds = &now, ptr.To[int64](10)
+	h.kl.podChanged(del)
+	h.sync(del)
+	stops := slices.DeleteFunc(rt.log(), func(op string) bool { return op[:5] != "stop " || op[:13] == "stop sandbox " })
+	want := []string{fmt.Sprintf("stop %s 10", main.Id), fmt.Sprintf("stop %s 10", b.Id), fmt.Sprintf("stop %s 10", a.Id)}
+	if !slices.Equal(stops, want) {
+		t.Fatalf("stops %v, want %v", stops, want)
+	}
+}
+
+// A failed pod's containers are not ready with upstream's reason PodFailed.
+func TestFailedPodIsNotReadyWithReasonPodFailed(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("failed", func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyNever })
+	h.add(pod)
+	h.sync(pod)
+	h.rt.Exit(h.running(pod, "main").Id, 2)
+	h.sync(pod)
+	s := h.status(pod)
+	if s.Phase != v1.PodFailed {
+		t.Fatalf("phase %s", s.Phase)
+	}
+	for _, c := range s.Conditions {
+		if (c.Type == v1.PodReady || c.Type == v1.ContainersReady) && (c.Status != v1.ConditionFalse || c.Reason != "PodFailed") {
+			t.Fatalf("condition %+v, want False PodFailed", c)
+		}
+		if c.Type == v1.PodInitialized && (c.Status != v1.ConditionTrue || c.Reason != "") {
+			t.Fatalf("condition %+v, want True", c)
+		}
+	}
+}
