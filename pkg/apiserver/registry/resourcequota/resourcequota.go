@@ -6,6 +6,8 @@ package resourcequota
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -116,6 +118,11 @@ func Validate(q *corev1.ResourceQuota) field.ErrorList {
 		if !contains(scopes(), string(s)) {
 			errs = append(errs, field.NotSupported(scopePath.Index(i), s, scopes()))
 		}
+		for _, r := range slices.Sorted(maps.Keys(q.Spec.Hard)) {
+			if standardQuotaResource(r) && !scopeAppliesTo(s, r) {
+				errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "unsupported scope applied to resource"))
+			}
+		}
 		seen[s] = true
 	}
 	if seen[corev1.ResourceQuotaScopeTerminating] && seen[corev1.ResourceQuotaScopeNotTerminating] {
@@ -134,6 +141,41 @@ func Validate(q *corev1.ResourceQuota) field.ErrorList {
 	}
 	errs = append(errs, statusQuantities(q)...)
 	return errs
+}
+
+// standardQuotaResource reports whether upstream's quota knows r itself
+// (object counts such as count/deployments.apps are not checked against
+// scopes).
+func standardQuotaResource(r corev1.ResourceName) bool {
+	switch r {
+	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
+		corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory, corev1.ResourceRequestsStorage, corev1.ResourceRequestsEphemeralStorage,
+		corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory, corev1.ResourceLimitsEphemeralStorage,
+		corev1.ResourcePods, corev1.ResourceQuotas, corev1.ResourceServices, corev1.ResourceReplicationControllers,
+		corev1.ResourceSecrets, corev1.ResourcePersistentVolumeClaims, corev1.ResourceConfigMaps,
+		corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers:
+		return true
+	}
+	return strings.HasPrefix(string(r), corev1.ResourceRequestsHugePagesPrefix)
+}
+
+// scopeAppliesTo reports whether a quota scope can limit resource r: pod
+// scopes only match pods, so a quota of configmaps (or, for BestEffort
+// pods, which request nothing, of cpu) under them would never count
+// anything.
+func scopeAppliesTo(scope corev1.ResourceQuotaScope, r corev1.ResourceName) bool {
+	podCompute := r == corev1.ResourceCPU || r == corev1.ResourceMemory || r == corev1.ResourceLimitsCPU ||
+		r == corev1.ResourceLimitsMemory || r == corev1.ResourceRequestsCPU || r == corev1.ResourceRequestsMemory
+	switch scope {
+	case corev1.ResourceQuotaScopeTerminating, corev1.ResourceQuotaScopeNotTerminating, corev1.ResourceQuotaScopeNotBestEffort,
+		corev1.ResourceQuotaScopePriorityClass, corev1.ResourceQuotaScopeCrossNamespacePodAffinity:
+		return r == corev1.ResourcePods || podCompute
+	case corev1.ResourceQuotaScopeBestEffort:
+		return r == corev1.ResourcePods
+	case corev1.ResourceQuotaScopeVolumeAttributesClass:
+		return r == corev1.ResourcePersistentVolumeClaims || r == corev1.ResourceRequestsStorage
+	}
+	return true
 }
 
 func statusQuantities(q *corev1.ResourceQuota) field.ErrorList {

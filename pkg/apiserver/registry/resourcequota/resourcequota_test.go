@@ -36,6 +36,14 @@ func TestValidate(t *testing.T) {
 			[]string{`spec.scopes[0]: Unsupported value: "Sometimes"`}},
 		{"conflicting scopes", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Scopes: []corev1.ResourceQuotaScope{"BestEffort", "NotBestEffort"}}},
 			[]string{"spec.scopes: Invalid value"}},
+		{"best effort pods request no cpu", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: list("cpu", "1", "pods", "3"),
+			Scopes: []corev1.ResourceQuotaScope{"BestEffort"}}},
+			[]string{`spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource`}},
+		{"pod scope on configmaps", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: list("configmaps", "1", "count/deployments.apps", "2", "requests.memory", "1Gi"),
+			Scopes: []corev1.ResourceQuotaScope{"NotTerminating"}}},
+			[]string{`spec.scopes: Invalid value: ["NotTerminating"]: unsupported scope applied to resource`}},
+		{"pod scopes on pod resources", corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: list("pods", "1", "limits.cpu", "2"),
+			Scopes: []corev1.ResourceQuotaScope{"Terminating", "NotBestEffort"}}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
