@@ -38,9 +38,10 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		Status:       statusStrategy{},
 		Table:        table(c),
 		Attrs:        Attrs,
-		// A service name becomes a DNS label and an environment variable
-		// prefix (WEB_SERVICE_HOST), so it must start with a letter.
-		ValidateName: apimachineryvalidation.NameIsDNS1035Label,
+		// A service name becomes a DNS label. Upstream 1.36 lets it start
+		// with a digit (RelaxedServiceNameValidation, on by default): an
+		// RFC 1123 label, no longer an RFC 1035 one.
+		ValidateName: apimachineryvalidation.NameIsDNSLabel,
 		// As upstream's services: a DELETE answers with the service.
 		ReturnDeletedObject: true,
 	}

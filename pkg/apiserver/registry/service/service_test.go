@@ -109,13 +109,17 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestNameIsADNS1035Label(t *testing.T) {
+func TestNameIsADNSLabel(t *testing.T) {
 	r := Resource(clocktesting.NewFakePassiveClock(now))
-	if msgs := r.ValidateName("1web", false); len(msgs) == 0 {
-		t.Error("1web accepted as a service name")
+	for _, ok := range []string{"web", "1web", "123"} {
+		if msgs := r.ValidateName(ok, false); len(msgs) != 0 {
+			t.Errorf("%s rejected: %v", ok, msgs)
+		}
 	}
-	if msgs := r.ValidateName("web", false); len(msgs) != 0 {
-		t.Errorf("web rejected: %v", msgs)
+	for _, bad := range []string{"-web", "Web", "web_1"} {
+		if msgs := r.ValidateName(bad, false); len(msgs) == 0 || !strings.Contains(msgs[0], "RFC 1123 label") {
+			t.Errorf("%s: %v, want an RFC 1123 label message", bad, msgs)
+		}
 	}
 }
 
