@@ -243,6 +243,30 @@ func TestInitContainersRunInOrder(t *testing.T) {
 	}
 }
 
+// A sidecar (init container with restartPolicy Always) runs beside the app
+// container, and is stopped once it ends, so that the pod ends Succeeded.
+func TestSidecarRunsBesideTheAppContainerAndStopsAfterIt(t *testing.T) {
+	requireCluster(t)
+	ns := namespace(t)
+	always := corev1.ContainerRestartPolicyAlways
+	pod := simplePod("sidecar", busybox, "sh", "-c", "until [ -f /work/ready ]; do sleep 0.1; done")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: busybox, RestartPolicy: &always,
+		Command:      []string{"sh", "-c", "trap 'exit 0' TERM; touch /work/ready; while true; do sleep 0.1; done"},
+		VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/work"}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "work", MountPath: "/work"}}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	createPod(t, ns, pod)
+	p := waitPod(t, ns, "sidecar", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	sc := p.Status.InitContainerStatuses[0]
+	if sc.State.Terminated == nil || sc.RestartCount != 0 {
+		t.Fatalf("sidecar %+v, want terminated once the app container ended", sc)
+	}
+	if main := p.Status.ContainerStatuses[0]; main.State.Terminated == nil || main.State.Terminated.Reason != "Completed" {
+		t.Fatalf("main %+v", main.State)
+	}
+}
+
 func TestCrashingContainerBacksOffWithGrowingDelays(t *testing.T) {
 	requireCluster(t)
 	ns := namespace(t)
