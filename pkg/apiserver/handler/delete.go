@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
@@ -127,17 +128,13 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *m
 	ctx := r.Context()
 	key := st.Key(ns, name)
 	gr := st.groupResource()
-	var user *storage.Preconditions
-	if p := opts.Preconditions; p != nil {
-		user = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
-	}
 	for {
 		cur := st.New()
 		if err := st.Storage.Get(ctx, key, cur); err != nil {
 			return nil, false, storageError(err, gr, name)
 		}
-		if err := user.Check(key, cur); err != nil {
-			return nil, false, storageError(err, gr, name)
+		if err := st.checkPreconditions(opts.Preconditions, cur); err != nil {
+			return nil, false, err
 		}
 		a := h.attrs(r, st, admission.Delete, "", ns, name, nil, cur, dry)
 		a.Options = opts
@@ -153,6 +150,12 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *m
 		m.SetFinalizers(wantedFinalizers(m.GetFinalizers(), opts))
 		waitSpec := st.Deletion != nil && st.Deletion.PrepareForDelete(obj)
 		deleteNow := grace == 0 && len(m.GetFinalizers()) == 0 && !waitSpec
+		if m.GetDeletionTimestamp() == nil && m.GetGeneration() > 0 {
+			// As upstream: being deleted changes what the object's
+			// controller should do, so observers comparing
+			// observedGeneration see that it has not caught up yet.
+			m.SetGeneration(m.GetGeneration() + 1)
+		}
 		if cg := m.GetDeletionGracePeriodSeconds(); m.GetDeletionTimestamp() == nil || cg == nil || grace < *cg {
 			ts := metav1.NewTime(h.clock.Now().Add(time.Duration(grace) * time.Second))
 			m.SetDeletionTimestamp(&ts)
@@ -179,8 +182,33 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *m
 		if err != nil {
 			return nil, false, storageError(err, gr, name)
 		}
+		if deleteNow && st.Deletion != nil {
+			// A kind deleted gracefully answers, as upstream's, with the
+			// object as marked for deletion (grace period 0), not as stored.
+			return obj, true, nil
+		}
 		return out, deleteNow, nil
 	}
+}
+
+// checkPreconditions refuses a delete whose uid or resourceVersion
+// precondition does not hold, in upstream's words (which name the kind).
+func (st *Store) checkPreconditions(p *metav1.Preconditions, cur runtime.Object) error {
+	if p == nil {
+		return nil
+	}
+	m := metaOf(cur)
+	gvk := st.GroupVersionKind()
+	gr := schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
 }
 
 func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, st *Store, ns string) {

@@ -104,6 +104,20 @@ func TestDeletion(t *testing.T) {
 			if got.DeletionTimestamp == nil || !slices.Contains(got.Finalizers, tc.want) {
 				t.Fatalf("deletionTimestamp=%v finalizers=%v, want set and %s", got.DeletionTimestamp, got.Finalizers, tc.want)
 			}
+			if got.Generation != 2 {
+				t.Errorf("generation = %d after the deletion was marked, want 2 (bumped once, as upstream)", got.Generation)
+			}
+			// A second delete changes nothing the controller acts on.
+			if err := s.Client.AppsV1().Deployments("default").Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &tc.policy}); err != nil {
+				t.Fatalf("second delete: %v", err)
+			}
+			again, err := s.Client.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Generation != 2 {
+				t.Errorf("generation %d after a second delete, want 2", again.Generation)
+			}
 		})
 	}
 
@@ -113,8 +127,15 @@ func TestDeletion(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := cms.Delete(ctx, "precond", metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions("not-the-uid")})
-		if !apierrors.IsConflict(err) {
-			t.Fatalf("delete with wrong UID = %v, want 409 Conflict", err)
+		if !apierrors.IsConflict(err) || !strings.HasPrefix(err.Error(),
+			`Operation cannot be fulfilled on ConfigMap "precond": the UID in the precondition (not-the-uid) does not match the UID in record (`) {
+			t.Fatalf("delete with wrong UID = %v, want upstream's 409 Conflict", err)
+		}
+		stale := "1"
+		err = cms.Delete(ctx, "precond", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}})
+		if !apierrors.IsConflict(err) || !strings.Contains(err.Error(),
+			"the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (") {
+			t.Fatalf("delete with a stale resourceVersion = %v, want upstream's 409 Conflict", err)
 		}
 		if _, err := cms.Get(ctx, "precond", metav1.GetOptions{}); err != nil {
 			t.Fatalf("object deleted despite failed precondition: %v", err)
