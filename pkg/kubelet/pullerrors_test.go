@@ -53,3 +53,29 @@ func TestPullFailuresQuoteTheRuntime(t *testing.T) {
 		t.Fatalf("events:\n%s", events)
 	}
 }
+
+// An image name no registry could serve waits with upstream's
+// InvalidImageName and its message, and nothing is pulled; the runtime's
+// parse error went through the pull back-off as ErrImagePull.
+func TestInvalidImageNameIsNotPulled(t *testing.T) {
+	h := newHarness(t)
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	pod := testPod("upper", func(p *v1.Pod) { p.Spec.Containers[0].Image = "UPPER:Case" })
+	h.add(pod)
+	h.sync(pod)
+	h.sync(pod)
+	w := h.status(pod).ContainerStatuses[0].State.Waiting
+	const want = `Failed to apply default image tag "UPPER:Case": couldn't parse image name "UPPER:Case": ` +
+		`invalid reference format: repository name (library/UPPER) must be lowercase`
+	if w == nil || w.Reason != "InvalidImageName" || w.Message != want {
+		t.Fatalf("waiting %+v, want InvalidImageName: %s", w, want)
+	}
+	if n := h.rt.Calls["PullImage"]; n != 0 {
+		t.Fatalf("%d pulls of an invalid name", n)
+	}
+	events := strings.Join(drainEvents(rec), "\n")
+	if !strings.Contains(events, "Warning InspectFailed "+want) || !strings.Contains(events, "Warning Failed Error: InvalidImageName") {
+		t.Fatalf("events:\n%s", events)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/distribution/reference"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +35,7 @@ const (
 	reasonErrImagePull        = "ErrImagePull"
 	reasonImagePullBackOff    = "ImagePullBackOff"
 	reasonErrImageNeverPull   = "ErrImageNeverPull"
+	reasonInvalidImageName    = "InvalidImageName"
 	reasonCreateConfigError   = "CreateContainerConfigError"
 	reasonCreateContainerErr  = "CreateContainerError"
 	reasonRunContainerError   = "RunContainerError"
@@ -687,6 +689,15 @@ func runtimeDesc(err error) string {
 
 // ensureImage makes c's image present as its pull policy asks.
 func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, env *startEnv) (reason, msg string, retry time.Duration) {
+	ref := events.ContainerRef(pod, c.Name)
+	// A name no registry could serve is refused before asking the runtime,
+	// in upstream's words, and never retried with a back-off.
+	if _, err := reference.ParseNormalizedNamed(c.Image); err != nil {
+		msg := fmt.Sprintf("Failed to apply default image tag %q: couldn't parse image name %q: %v", c.Image, c.Image, err)
+		kl.recorder.Event(ref, v1.EventTypeWarning, "InspectFailed", msg)
+		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonInvalidImageName)
+		return reasonInvalidImageName, msg, kl.cfg.SyncPeriod
+	}
 	policy := c.ImagePullPolicy
 	if policy == "" {
 		policy = defaultPullPolicy(c.Image)
@@ -695,7 +706,6 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	img, err := kl.runtime.ImageStatus(ctx, c.Image)
 	kl.metrics.timedOp("image_status", kl.clock.Since(opBegin), err)
 	present := err == nil && img != nil
-	ref := events.ContainerRef(pod, c.Name)
 	if present && policy != v1.PullAlways {
 		kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Container image %q already present on machine and can be accessed by the pod", c.Image)
 		return "", "", 0
