@@ -44,3 +44,28 @@ func TestPodPastActiveDeadlineFailsWithDeadlineExceeded(t *testing.T) {
 		t.Fatal("the pod ran again after failing its deadline")
 	}
 }
+
+// A pod that fails its deadline while its container still waits for its
+// image ends with the container terminated as ContainerStatusUnknown, as
+// upstream's status manager marks it; it stayed waiting (ContainerCreating)
+// in a Failed pod.
+func TestDeadlineWhilePullingMarksTheContainerUnknown(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("deadline-pull", func(p *v1.Pod) {
+		p.Spec.ActiveDeadlineSeconds = ptr.To[int64](5)
+		p.Spec.Containers[0].Image = "kube-lite.local/missing:1"
+	})
+	h.add(pod)
+	h.sync(pod)
+	h.clock.Step(5 * time.Second)
+	h.sync(pod)
+	s := h.status(pod)
+	if s.Phase != v1.PodFailed || s.Reason != "DeadlineExceeded" {
+		t.Fatalf("phase %q reason %q", s.Phase, s.Reason)
+	}
+	term := s.ContainerStatuses[0].State.Terminated
+	if term == nil || term.Reason != "ContainerStatusUnknown" || term.ExitCode != 137 ||
+		term.Message != "The container could not be located when the pod was terminated" {
+		t.Fatalf("container state %+v, want terminated ContainerStatusUnknown", s.ContainerStatuses[0].State)
+	}
+}

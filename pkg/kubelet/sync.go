@@ -537,6 +537,7 @@ func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.P
 	st.finished = true
 	kl.mu.Unlock()
 	kl.probes.RemovePod(pod.UID)
+	final := *last.DeepCopy()
 	if len(rp.running()) > 0 {
 		// Sidecars still run when an init container failed under
 		// restartPolicy Never: stopped as any kill is (preStop, grace
@@ -547,11 +548,18 @@ func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.P
 		}
 		if fresh, err := kl.runtimePod(ctx, pod.UID); err == nil {
 			rp = fresh
-			s := kl.computeStatus(pod, rp, st)
-			s.Phase, s.Reason, s.Message = last.Phase, last.Reason, last.Message
-			kl.statuses.SetPodStatus(pod, s)
+			final = kl.computeStatus(pod, rp, st)
+			final.Phase, final.Reason, final.Message = last.Phase, last.Reason, last.Message
 		}
 	}
+	// As upstream's status manager marks a pod that ended: a container that
+	// never ran (the pod failed its deadline while it waited for its image)
+	// is terminated with ContainerStatusUnknown, not left waiting.
+	if hasPodInitialized(pod) {
+		markUnknown(final.ContainerStatuses)
+	}
+	markUnknown(startedInitContainers(final.InitContainerStatuses))
+	kl.statuses.SetPodStatus(pod, final)
 	if err := kl.stopSandboxes(ctx, rp); err != nil {
 		slog.Warn("stop sandbox of finished pod", "pod", podKey(pod), "err", err)
 	}
