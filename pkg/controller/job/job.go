@@ -476,6 +476,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, stray, last, running)
 		activeCount += delta
+		if reason, msg, changed := setSuspended(st, suspended, now); changed {
+			c.Events.Eventf(job, corev1.EventTypeNormal, reason, msg)
+		}
 	}
 	finishing := failReason != "" || complete
 	if finishing {
@@ -640,6 +643,35 @@ func setCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, msg
 	st.Conditions = append(st.Conditions, batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg,
 		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
 	return true
+}
+
+// setSuspended keeps the Suspended condition in step with spec.suspend, as
+// upstream: True (JobSuspended) while suspended, False (JobResumed) once a
+// suspended Job resumes, when status.startTime restarts so that
+// activeDeadlineSeconds counts only the time the Job runs. It returns the
+// event to record when the condition changed.
+func setSuspended(st *batchv1.JobStatus, suspended bool, now time.Time) (string, string, bool) {
+	status, reason, msg, event := corev1.ConditionFalse, "JobResumed", "Job resumed", "Resumed"
+	if suspended {
+		status, reason, msg, event = corev1.ConditionTrue, "JobSuspended", "Job suspended", "Suspended"
+	}
+	i := slices.IndexFunc(st.Conditions, func(c batchv1.JobCondition) bool { return c.Type == batchv1.JobSuspended })
+	switch {
+	case i < 0 && !suspended:
+		return "", "", false
+	case i < 0:
+		st.Conditions = append(st.Conditions, batchv1.JobCondition{Type: batchv1.JobSuspended, Status: status, Reason: reason, Message: msg,
+			LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
+	case st.Conditions[i].Status == status:
+		return "", "", false
+	default:
+		st.Conditions[i] = batchv1.JobCondition{Type: batchv1.JobSuspended, Status: status, Reason: reason, Message: msg,
+			LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
+	}
+	if !suspended {
+		st.StartTime = ptr.To(metav1.NewTime(now))
+	}
+	return event, msg, true
 }
 
 // manage creates or deletes pods so that want are active; it returns by

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -1297,5 +1298,65 @@ func TestBackoffOutlivesTheFailedPod(t *testing.T) {
 	}
 	if rec := c.backoffs.next("default/pi", j.UID, nil, nil); rec.failures != 0 {
 		t.Fatalf("record of a deleted Job kept: %+v", rec)
+	}
+}
+
+// Suspending a Job and resuming it shows in its Suspended condition and
+// events, as upstream, and resuming restarts status.startTime so that
+// activeDeadlineSeconds does not count the time spent suspended.
+func TestSuspendAndResume(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(now)
+	job := newJob(func(j *batchv1.Job) { j.Status.StartTime = &metav1.Time{Time: now} })
+	c, client, f := newController(ctx, job, clk)
+	rec := record.NewFakeRecorder(10)
+	c.Events = rec
+	syncWith := func(mutate func(j *batchv1.Job)) *batchv1.Job {
+		t.Helper()
+		j, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		mutate(j)
+		j, _ = client.BatchV1().Jobs("default").Update(ctx, j, metav1.UpdateOptions{})
+		_ = f.Batch().V1().Jobs().Informer().GetIndexer().Update(j)
+		if err := c.sync(ctx, "default/pi"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+		return got
+	}
+	suspendedCond := func(j *batchv1.Job) string {
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobSuspended {
+				return fmt.Sprintf("%s/%s/%s", c.Status, c.Reason, c.Message)
+			}
+		}
+		return "none"
+	}
+
+	clk.Step(time.Minute)
+	got := syncWith(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
+	if s := suspendedCond(got); s != "True/JobSuspended/Job suspended" {
+		t.Errorf("suspended: condition %s", s)
+	}
+	drain := func() []string {
+		var events []string
+		for len(rec.Events) > 0 {
+			events = append(events, <-rec.Events)
+		}
+		return events
+	}
+	if events := drain(); !slices.Contains(events, "Normal Suspended Job suspended") {
+		t.Errorf("suspended: events %q", events)
+	}
+
+	clk.Step(time.Hour)
+	got = syncWith(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(false) })
+	if s := suspendedCond(got); s != "False/JobResumed/Job resumed" {
+		t.Errorf("resumed: condition %s", s)
+	}
+	if events := drain(); !slices.Contains(events, "Normal Resumed Job resumed") {
+		t.Errorf("resumed: events %q", events)
+	}
+	if got.Status.StartTime == nil || !got.Status.StartTime.Time.Equal(clk.Now()) {
+		t.Errorf("resumed: startTime %v, want %v", got.Status.StartTime, clk.Now())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -323,4 +324,40 @@ func TestDeletedPodOfAJobReplacingOnlyFailedPods(t *testing.T) {
 		pods := c.jobPods(created)
 		return job.Status.Failed == 1 && len(pods) == 1 && pods[0].Name != first && pods[0].DeletionTimestamp == nil, nil
 	})
+}
+
+// TestJobSuspendedThenResumed: through the apiserver, a Job created
+// suspended says so in its Suspended condition and starts no pod; resumed,
+// the condition turns False (JobResumed), startTime is set and the Job runs
+// to completion, as upstream.
+func TestJobSuspendedThenResumed(t *testing.T) {
+	c := start(t, nil)
+	c.addNode("node-a")
+	ctx := context.Background()
+	j := newJob("held", 1, 1, 6, "0")
+	j.Spec.Suspend = ptr.To(true)
+	created, err := c.client.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := c.waitJobCondition("held", batchv1.JobSuspended)
+	if got, want := jobCondition(job, batchv1.JobSuspended), "JobSuspended: Job suspended"; got != want {
+		t.Errorf("Suspended %q, want %q", got, want)
+	}
+	if job.Status.StartTime != nil || len(c.jobPods(created)) != 0 {
+		t.Errorf("suspended job started: startTime %v, %d pods", job.Status.StartTime, len(c.jobPods(created)))
+	}
+	if _, err := c.client.BatchV1().Jobs(ns).Patch(ctx, "held", types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job = c.waitJobCondition("held", batchv1.JobComplete)
+	var resumed string
+	for _, cond := range job.Status.Conditions {
+		if cond.Type == batchv1.JobSuspended {
+			resumed = string(cond.Status) + " " + cond.Reason + ": " + cond.Message
+		}
+	}
+	if want := "False JobResumed: Job resumed"; resumed != want || job.Status.StartTime == nil {
+		t.Errorf("Suspended %q (want %q), startTime %v", resumed, want, job.Status.StartTime)
+	}
 }
