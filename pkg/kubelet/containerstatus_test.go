@@ -2,10 +2,13 @@ package kubelet
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 func TestContainerStatusShowsMountsAndTheResourcesOfARunningContainer(t *testing.T) {
@@ -63,5 +66,21 @@ func TestPrivilegedContainerStarts(t *testing.T) {
 	h.sync(pod)
 	if cs := h.status(pod).ContainerStatuses[0]; cs.State.Running == nil {
 		t.Fatalf("privileged container: %+v", cs.State)
+	}
+}
+
+// A container that failed to start (StartError, which never ran) reports
+// the runtime's start time, 1970-01-01 as upstream shows it, not a null.
+func TestStartErrorReportsTheEpochAsItsStart(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("starterr")
+	st := &podState{}
+	term := h.kl.terminated(st, &pod.Spec.Containers[0], &runtimeapi.ContainerStatus{
+		Id: "c1", State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 128, Reason: "StartError", FinishedAt: 1e18})
+	if want := metav1.NewTime(time.Unix(0, 0)); !term.StartedAt.Equal(&want) || term.StartedAt.IsZero() {
+		t.Fatalf("startedAt %v, want %v", term.StartedAt, want)
+	}
+	if term.Reason != "StartError" || term.ExitCode != 128 {
+		t.Fatalf("terminated %+v", term)
 	}
 }

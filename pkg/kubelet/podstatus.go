@@ -292,10 +292,12 @@ func (kl *Kubelet) terminated(st *podState, spec *v1.Container, c *runtimeapi.Co
 		}
 	}
 	return &v1.ContainerStateTerminated{
-		ExitCode:    c.ExitCode,
-		Reason:      reason,
-		Message:     kl.terminationMessage(st, spec, c),
-		StartedAt:   nanoTime(c.StartedAt),
+		ExitCode: c.ExitCode,
+		Reason:   reason,
+		Message:  kl.terminationMessage(st, spec, c),
+		// As upstream, the runtime's time even when it never started (a
+		// StartError's 0 reads 1970-01-01T00:00:00Z), not a null.
+		StartedAt:   metav1.NewTime(time.Unix(0, c.StartedAt)).Rfc3339Copy(),
 		FinishedAt:  nanoTime(c.FinishedAt),
 		ContainerID: containerIDPrefix + c.Id,
 	}
