@@ -50,13 +50,20 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	if s := q.Get("fieldSelector"); s != "" {
 		sel, err := fields.ParseSelector(s)
 		if err != nil {
-			return p, badRequestf("invalid field selector: %v", err)
+			return p, badRequestf("%v", err)
 		}
 		allowed := st.selectableFields()
 		for _, req := range sel.Requirements() {
-			if _, ok := allowed[req.Field]; !ok {
+			if _, ok := allowed[req.Field]; ok {
+				continue
+			}
+			// Upstream's words differ by kind: those with fields of their
+			// own (pods, nodes, ...) have a conversion that says this; the
+			// rest name the two fields every object has.
+			if st.Attrs != nil {
 				return p, badRequestf("field label not supported: %s", req.Field)
 			}
+			return p, badRequestf("%q is not a known field selector: only %q, %q", req.Field, "metadata.name", "metadata.namespace")
 		}
 		p.opts.Predicate.Field = sel
 	}

@@ -100,8 +100,17 @@ func TestListPagesAndSelectors(t *testing.T) {
 	}
 
 	_, err = pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.bogus=1"})
-	if statusCode(err) != http.StatusBadRequest {
+	if statusCode(err) != http.StatusBadRequest || err.Error() != "field label not supported: spec.bogus" {
 		t.Fatalf("unsupported field label: want 400, got %v", err)
+	}
+	// Kinds without fields of their own say which two they have, as upstream.
+	_, err = s.Client.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{FieldSelector: "data.x=1"})
+	if want := `"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"`; statusCode(err) != http.StatusBadRequest || err.Error() != want {
+		t.Fatalf("configmap field selector data.x: got %v, want 400 %q", err, want)
+	}
+	_, err = pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName in (a)"})
+	if want := "invalid selector: 'spec.nodeName in (a)'; can't understand 'spec.nodeName in (a)'"; statusCode(err) != http.StatusBadRequest || err.Error() != want {
+		t.Fatalf("unparsable field selector: got %v, want 400 %q", err, want)
 	}
 	_, err = pods.List(ctx, metav1.ListOptions{LabelSelector: "a in (b"})
 	if statusCode(err) != http.StatusBadRequest {
