@@ -23,6 +23,10 @@ type Column struct {
 type CustomColumnsPrinter struct {
 	Columns   []Column
 	NoHeaders bool
+
+	// printedHeader keeps get -w from repeating the header over each
+	// change it prints.
+	printedHeader bool
 }
 
 // NewCustomColumnsPrinter parses "NAME:.metadata.name,IMAGE:.spec.containers[*].image".
@@ -58,7 +62,8 @@ func relaxed(expr string) string {
 func (p *CustomColumnsPrinter) PrintObj(obj runtime.Object, out io.Writer) error {
 	w := printers.GetNewTabWriter(out)
 	defer w.Flush()
-	if !p.NoHeaders {
+	if !p.NoHeaders && !p.printedHeader {
+		p.printedHeader = true
 		headers := make([]string, len(p.Columns))
 		for i, c := range p.Columns {
 			headers[i] = c.Header

@@ -74,3 +74,21 @@ func TestToTableFallsBackToNameAndAge(t *testing.T) {
 		t.Fatalf("table %+v", table)
 	}
 }
+
+// TestCustomColumnsHeaderOnce: get -w prints each change with the same
+// printer; the header comes once, above the first row, as with kubectl.
+func TestCustomColumnsHeaderOnce(t *testing.T) {
+	p, err := NewCustomColumnsPrinter("NAME:.metadata.name", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, name := range []string{"a", "b"} {
+		if err := p.PrintObj(pod(name, nil, "x"), &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "NAME\na\nb\n"; out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}

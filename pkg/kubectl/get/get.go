@@ -5,7 +5,6 @@ package get
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
@@ -40,6 +39,9 @@ type Options struct {
 	AllNamespaces bool
 	Watch         bool
 	WatchOnly     bool
+	// WatchEvents prints each change as its event: an EVENT column, or
+	// the object wrapped in {type, object}.
+	WatchEvents bool
 	ShowLabels    bool
 	LabelColumns  []string
 	SortBy        string
@@ -68,6 +70,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List across all namespaces")
 	fl.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
 	fl.BoolVar(&o.WatchOnly, "watch-only", false, "Watch for changes without listing first")
+	fl.BoolVar(&o.WatchEvents, "output-watch-events", false, "Output watch event objects when --watch or --watch-only is used. Existing objects are output as initial ADDED events.")
 	fl.BoolVar(&o.ShowLabels, "show-labels", false, "Show all labels as the last column")
 	fl.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one column each (-L key1,key2 or -L key1 -L key2)")
 	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit table headers")
@@ -86,6 +89,9 @@ func (o *Options) human() bool {
 func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) error {
 	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
 		return fmt.Errorf("you must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources")
+	}
+	if o.WatchEvents && !o.Watch && !o.WatchOnly {
+		return fmt.Errorf("--output-watch-events option can only be used with --watch or --watch-only")
 	}
 	objPrinter, err := o.objectPrinter()
 	if err != nil {
@@ -109,7 +115,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		ResourceTypeOrNameArgs(true, args...).
 		ContinueOnError().
 		Latest()
-	if !o.Watch && !o.WatchOnly {
+	if o.Watch || o.WatchOnly {
+		// One watch request follows one resource: several types are
+		// refused before anything is listed, as kubectl does.
+		b = b.SingleResourceType()
+	} else {
 		// A watch starts from the collection's resourceVersion, so it
 		// needs the list itself, even an empty one.
 		b = b.Flatten()
@@ -205,7 +215,8 @@ func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
 }
 
 // printTables prints each resource type's Table; several types are
-// separated by a blank line and their names carry the type.
+// separated by a blank line and their names carry the type. Objects of one
+// type named one by one share that type's table, header and column widths.
 func (o *Options) printTables(infos []*resource.Info) (bool, error) {
 	kinds := map[schema.GroupKind]bool{}
 	for _, info := range infos {
@@ -214,6 +225,10 @@ func (o *Options) printTables(infos []*resource.Info) (bool, error) {
 	printed := false
 	w := printers.GetNewTabWriter(o.streams.Out)
 	defer w.Flush()
+	var (
+		p        printers.ResourcePrinter
+		lastKind schema.GroupKind
+	)
 	for _, info := range infos {
 		table, err := toTable(info)
 		if err != nil {
@@ -229,15 +244,21 @@ func (o *Options) printTables(infos []*resource.Info) (bool, error) {
 			}
 			_ = sorter.Sort()
 		}
-		if printed {
-			// Each table on its own column widths: the writer remembers
-			// widths across flushes (for -w), which would lay a narrow
-			// table out on the widths of the one before it.
-			w.Flush()
-			w.SetRememberedWidths(nil)
-			fmt.Fprintln(o.streams.Out)
+		kind := info.Mapping.GroupVersionKind.GroupKind()
+		if p == nil || kind != lastKind {
+			if printed {
+				// Each table on its own column widths: the writer
+				// remembers widths across flushes (for -w), which would
+				// lay a narrow table out on the widths of the one before.
+				w.Flush()
+				w.SetRememberedWidths(nil)
+				fmt.Fprintln(o.streams.Out)
+			}
+			// One printer per type: it prints the header once for
+			// rows with the same columns.
+			p = o.tablePrinter(info.Mapping, len(kinds) > 1, o.NoHeaders)
+			lastKind = kind
 		}
-		p := o.tablePrinter(info.Mapping, len(kinds) > 1, o.NoHeaders)
 		if err := p.PrintObj(table, w); err != nil {
 			return printed, err
 		}
@@ -328,10 +349,13 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 		return fmt.Errorf("no resources to watch")
 	}
 	first := infos[0]
-	for _, info := range infos[1:] {
-		if info.Mapping.Resource != first.Mapping.Resource {
-			return fmt.Errorf("watch is only supported on individual resources and resource collections, but %d resources were found", len(infos))
+	if len(infos) > 1 {
+		// Several names of one type: kubectl prints them all, then
+		// refuses to watch more than one.
+		if err := o.printAll(infos, objPrinter); err != nil {
+			return err
 		}
+		return fmt.Errorf("you may only watch a single resource or type of resource at a time")
 	}
 	singleName := ""
 	rv := ""
@@ -355,7 +379,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			}
 		}
 		if !o.WatchOnly {
-			if err := o.tablePrinter(first.Mapping, false, o.NoHeaders).PrintObj(t, w); err != nil {
+			if err := o.tablePrinter(first.Mapping, false, o.NoHeaders).PrintObj(o.asEvent(watch.Added, t), w); err != nil {
 				return err
 			}
 			w.Flush()
@@ -368,7 +392,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			rv = a.GetResourceVersion()
 		}
 		if !o.WatchOnly {
-			if err := printEach(first.Object, objPrinter, o.streams.Out); err != nil {
+			if err := o.printEach(first.Object, objPrinter); err != nil {
 				return err
 			}
 		}
@@ -419,7 +443,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			if ev.Type == watch.Bookmark {
 				continue
 			}
-			if err := o.printEvent(w, ev.Object, first.Mapping, objPrinter, !headerPrinted); err != nil {
+			if err := o.printEvent(w, ev, first.Mapping, objPrinter, !headerPrinted); err != nil {
 				return err
 			}
 			headerPrinted = true
@@ -427,22 +451,45 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 	}
 }
 
-func (o *Options) printEvent(w *tabwriter.Writer, obj runtime.Object, mapping *meta.RESTMapping, objPrinter printers.ResourcePrinter, withHeader bool) error {
+func (o *Options) printEvent(w *tabwriter.Writer, ev watch.Event, mapping *meta.RESTMapping, objPrinter printers.ResourcePrinter, withHeader bool) error {
 	if !o.human() {
-		return objPrinter.PrintObj(obj, o.streams.Out)
+		return objPrinter.PrintObj(o.asEvent(ev.Type, ev.Object), o.streams.Out)
 	}
-	info := &resource.Info{Object: obj}
+	info := &resource.Info{Object: ev.Object}
 	t, err := toTable(info)
 	if err != nil {
 		return err
 	}
 	defer w.Flush()
-	return o.tablePrinter(mapping, false, o.NoHeaders || !withHeader).PrintObj(t, w)
+	return o.tablePrinter(mapping, false, o.NoHeaders || !withHeader).PrintObj(o.asEvent(ev.Type, t), w)
 }
 
-func printEach(obj runtime.Object, p printers.ResourcePrinter, out io.Writer) error {
-	if !meta.IsListType(obj) {
-		return p.PrintObj(obj, out)
+// asEvent wraps what is printed in its watch event for
+// --output-watch-events; the printers show the event's type.
+func (o *Options) asEvent(typ watch.EventType, obj runtime.Object) runtime.Object {
+	if !o.WatchEvents {
+		return obj
 	}
-	return meta.EachListItem(obj, func(item runtime.Object) error { return p.PrintObj(item, out) })
+	return &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Object: obj}}
+}
+
+// printAll prints what a watch of several objects found before refusing it.
+func (o *Options) printAll(infos []*resource.Info, objPrinter printers.ResourcePrinter) error {
+	if o.human() {
+		_, err := o.printTables(infos)
+		return err
+	}
+	for _, info := range infos {
+		if err := o.printEach(info.Object, objPrinter); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *Options) printEach(obj runtime.Object, p printers.ResourcePrinter) error {
+	if !meta.IsListType(obj) {
+		return p.PrintObj(o.asEvent(watch.Added, obj), o.streams.Out)
+	}
+	return meta.EachListItem(obj, func(item runtime.Object) error { return p.PrintObj(o.asEvent(watch.Added, item), o.streams.Out) })
 }

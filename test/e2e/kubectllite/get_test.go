@@ -404,6 +404,48 @@ func TestGetWatchPrintsChanges(t *testing.T) {
 	})
 }
 
+// TestGetWatchEventsAndSeveralNames: --output-watch-events prints each
+// change's event type (existing objects as ADDED), several names of one
+// type share one table, and watching several names prints them and fails.
+func TestGetWatchEventsAndSeveralNames(t *testing.T) {
+	ns := namespace(t)
+	createConfigMap(t, ns, "one", nil)
+	createConfigMap(t, ns, "two", nil)
+
+	ch, stop := startLines(t, "get", "configmaps", "one", "-w", "--output-watch-events", "-n", ns)
+	defer stop()
+	if l := awaitLine(t, ch, "NAME"); !strings.HasPrefix(l, "EVENT ") {
+		t.Fatalf("header %q has no EVENT column", l)
+	}
+	if l := awaitLine(t, ch, "one"); !strings.HasPrefix(l, "ADDED ") {
+		t.Fatalf("first row %q is not ADDED", l)
+	}
+	if _, err := env.cs.CoreV1().ConfigMaps(ns).Update(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one", Labels: map[string]string{"changed": "yes"}}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if l := awaitLine(t, ch, "one"); !strings.HasPrefix(l, "MODIFIED ") {
+		t.Fatalf("row after the change %q is not MODIFIED", l)
+	}
+
+	r := mustSucceed(t, "get", "configmaps", "one", "two", "-n", ns)
+	if rows := table(r.out); len(rows) != 3 || rows[0][0] != "NAME" || rows[1][0] != "one" || rows[2][0] != "two" {
+		t.Fatalf("several names are not one table: %s", r)
+	}
+	r = kubectl(t, "get", "configmaps", "one", "two", "-w", "-n", ns)
+	if rows := table(r.out); r.code != 1 || len(rows) != 3 || r.err != "error: you may only watch a single resource or type of resource at a time\n" {
+		t.Fatalf("watching several names: %s", r)
+	}
+	for args, want := range map[string]string{
+		"configmaps,pods -w":               "error: you may only specify a single resource type\n",
+		"configmaps --output-watch-events": "error: --output-watch-events option can only be used with --watch or --watch-only\n",
+	} {
+		r := kubectl(t, append(strings.Fields("get "+args), "-n", ns)...)
+		if r.code != 1 || r.out != "" || r.err != want {
+			t.Fatalf("get %s: %s\nwant stderr %q", args, r, want)
+		}
+	}
+}
+
 // Usage errors end with kubectl's pointer to the command's help, and a
 // command group run without a subcommand prints its help and fails.
 func TestUsageErrors(t *testing.T) {
