@@ -41,11 +41,11 @@ type Options struct {
 	WatchOnly     bool
 	// WatchEvents prints each change as its event: an EVENT column, or
 	// the object wrapped in {type, object}.
-	WatchEvents bool
-	ShowLabels    bool
-	LabelColumns  []string
-	SortBy        string
-	NoHeaders     bool
+	WatchEvents  bool
+	ShowLabels   bool
+	LabelColumns []string
+	SortBy       string
+	NoHeaders    bool
 	// IgnoreNotFound drops NotFound errors of named objects.
 	IgnoreNotFound bool
 	Filenames      resource.FilenameOptions
