@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,8 +19,11 @@ func isSidecar(c *v1.Container) bool {
 }
 
 // sidecarIndex is the position of the sidecar called name among the pod's
-// init containers, or -1 if it is none.
+// init containers, or -1 if it is none (or pod is nil, an orphan).
 func sidecarIndex(pod *v1.Pod, name string) int {
+	if pod == nil {
+		return -1
+	}
 	for i := range pod.Spec.InitContainers {
 		if c := &pod.Spec.InitContainers[i]; c.Name == name && isSidecar(c) {
 			return i
@@ -108,32 +112,53 @@ func (kl *Kubelet) killUnhealthy(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	return false
 }
 
-// stopInOrder stops the running containers, as upstream orders a pod's
-// termination: app (and plain init) containers together first, then the
-// sidecars one after another, the last started first, so that each sidecar
-// outlives what may use it. All share one grace period: each stop gets what
-// is left of it (at least upstream's minimal window, which stopContainer
-// applies).
-func (kl *Kubelet) stopInOrder(ctx context.Context, pod *v1.Pod, running []*runtimeapi.ContainerStatus, grace int64) error {
-	var others []*runtimeapi.ContainerStatus
-	sidecars := make([]*runtimeapi.ContainerStatus, len(pod.Spec.InitContainers))
+// stopRunning stops the running containers in parallel, each with grace
+// seconds, in upstream's termination order: each is told (Killing event,
+// preStop hook) at once, but a sidecar gets SIGTERM only once the app (and
+// plain init) containers and the sidecars after it have stopped, or its grace
+// period ran out waiting, so that it outlives what may use it.
+func (kl *Kubelet) stopRunning(ctx context.Context, pod *v1.Pod, running []*runtimeapi.ContainerStatus, grace int64) error {
+	done := make(map[string]chan struct{}, len(running))
 	for _, c := range running {
-		if i := sidecarIndex(pod, c.Metadata.GetName()); i >= 0 {
-			sidecars[i] = c
-			continue
-		}
-		others = append(others, c)
+		done[c.Metadata.GetName()] = make(chan struct{})
 	}
-	begin := kl.clock.Now()
-	err := kl.stopParallel(ctx, pod, others, grace)
-	for i := len(sidecars) - 1; i >= 0; i-- {
-		if sidecars[i] == nil {
-			continue
+	var wg sync.WaitGroup
+	errs := make(chan error, len(running))
+	for _, c := range running {
+		name := c.Metadata.GetName()
+		var turn func(time.Duration) time.Duration
+		if i := sidecarIndex(pod, name); i >= 0 {
+			var before []chan struct{}
+			for _, o := range running {
+				if j := sidecarIndex(pod, o.Metadata.GetName()); j < 0 || j > i {
+					before = append(before, done[o.Metadata.GetName()])
+				}
+			}
+			turn = func(left time.Duration) time.Duration {
+				begin := kl.clock.Now()
+				timeout := kl.clock.After(left)
+				for _, ch := range before {
+					select {
+					case <-ch:
+					case <-timeout:
+						return kl.clock.Since(begin)
+					case <-ctx.Done():
+						return kl.clock.Since(begin)
+					}
+				}
+				return kl.clock.Since(begin)
+			}
 		}
-		left := grace - int64(kl.clock.Since(begin).Seconds())
-		if e := kl.stopContainer(ctx, pod, sidecars[i], left, ""); e != nil && err == nil {
-			err = e
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[name])
+			if err := kl.stopContainerInTurn(ctx, pod, c, grace, "", turn); err != nil {
+				errs <- err
+			}
+		}()
 	}
-	return err
+	wg.Wait()
+	close(errs)
+	return <-errs
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -277,7 +276,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 	initialized := appStartedIn(pod, rp, sandbox.Id)
 	if hasSidecars(pod) && appsDone(pod, rp) {
 		if len(rp.running()) > 0 {
-			if err := kl.stopInOrder(ctx, pod, rp.running(), gracePeriod(pod)); err != nil && ctx.Err() == nil {
+			if err := kl.stopRunning(ctx, pod, rp.running(), gracePeriod(pod)); err != nil && ctx.Err() == nil {
 				slog.Warn("stop the sidecars of a pod whose containers ended", "pod", podKey(pod), "err", err)
 			}
 			changed = true
@@ -879,6 +878,14 @@ func podDesc(pod *v1.Pod) string {
 
 // stopContainer runs preStop and stops the container with grace seconds.
 func (kl *Kubelet) stopContainer(ctx context.Context, pod *v1.Pod, c *runtimeapi.ContainerStatus, grace int64, why string) error {
+	return kl.stopContainerInTurn(ctx, pod, c, grace, why, nil)
+}
+
+// stopContainerInTurn is stopContainer for a container whose stop waits,
+// after its preStop hook, for what must stop before it: turn waits at most
+// the grace period left and returns how long it waited.
+func (kl *Kubelet) stopContainerInTurn(ctx context.Context, pod *v1.Pod, c *runtimeapi.ContainerStatus, grace int64, why string,
+	turn func(left time.Duration) time.Duration) error {
 	name := c.Metadata.GetName()
 	if pod != nil {
 		if why == "" {
@@ -893,6 +900,9 @@ func (kl *Kubelet) stopContainer(ctx context.Context, pod *v1.Pod, c *runtimeapi
 			}
 			grace -= int64(kl.clock.Since(begin).Seconds())
 		}
+	}
+	if turn != nil && grace > 0 {
+		grace -= int64(turn(time.Duration(grace) * time.Second).Seconds())
 	}
 	// As upstream, SIGTERM always comes some time before SIGKILL, whatever
 	// the grace period left, so that no container is killed unwarned.
@@ -1018,31 +1028,9 @@ func (kl *Kubelet) killPod(ctx context.Context, pod *v1.Pod, rp *runtimePod, gra
 }
 
 // stopContainers stops every running container of the pod, each with grace
-// seconds, and keeps them (with their logs): in parallel, but for sidecars,
-// which stop after the others (stopInOrder).
+// seconds, and keeps them (with their logs).
 func (kl *Kubelet) stopContainers(ctx context.Context, pod *v1.Pod, rp *runtimePod, grace int64) error {
-	if pod != nil && hasSidecars(pod) {
-		return kl.stopInOrder(ctx, pod, rp.running(), grace)
-	}
-	return kl.stopParallel(ctx, pod, rp.running(), grace)
-}
-
-// stopParallel stops containers in parallel, each with grace seconds.
-func (kl *Kubelet) stopParallel(ctx context.Context, pod *v1.Pod, running []*runtimeapi.ContainerStatus, grace int64) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, len(running))
-	for _, c := range running {
-		wg.Add(1)
-		go func(c *runtimeapi.ContainerStatus) {
-			defer wg.Done()
-			if err := kl.stopContainer(ctx, pod, c, grace, ""); err != nil {
-				errs <- err
-			}
-		}(c)
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return kl.stopRunning(ctx, pod, rp.running(), grace)
 }
 
 func (kl *Kubelet) stopSandboxes(ctx context.Context, rp *runtimePod) error {
