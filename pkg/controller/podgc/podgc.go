@@ -5,6 +5,7 @@ package podgc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -93,7 +95,7 @@ func (c *Controller) gc(ctx context.Context) error {
 	for _, p := range pods {
 		// Nothing will ever run the graceful part of an unscheduled pod.
 		if p.DeletionTimestamp != nil && p.Spec.NodeName == "" {
-			if err := c.forceDelete(ctx, p, "unscheduled and terminating"); err != nil {
+			if err := c.failAndDelete(ctx, p, nil, "unscheduled and terminating"); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -167,12 +169,39 @@ func (c *Controller) gcOrphaned(ctx context.Context, pods []*corev1.Pod) error {
 			return fmt.Errorf("check node %s: %w", name, err)
 		}
 		for _, p := range podsOnNode {
-			if err := c.forceDelete(ctx, p, "bound to deleted node "+name); err != nil {
+			gone := &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: "DeletionByPodGC", Message: "PodGC: node no longer exists", LastTransitionTime: metav1.NewTime(now)}
+			if err := c.failAndDelete(ctx, p, gone, "bound to deleted node "+name); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// failAndDelete marks a pod nothing will ever run again Failed (with cond,
+// when not nil) before deleting it, as upstream: with no kubelet to finish
+// it, it would otherwise end in the phase it had, and a Job's
+// podFailurePolicy could not tell a lost node from a failure of its own.
+func (c *Controller) failAndDelete(ctx context.Context, p *corev1.Pod, cond *corev1.PodCondition, why string) error {
+	if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+		status := map[string]any{"phase": corev1.PodFailed}
+		if cond != nil {
+			status["conditions"] = []corev1.PodCondition{*cond}
+		}
+		body, err := json.Marshal(map[string]any{"status": status})
+		if err != nil {
+			return fmt.Errorf("encode patch: %w", err)
+		}
+		_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("mark pod %s/%s failed: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return c.forceDelete(ctx, p, why)
 }
 
 func (c *Controller) forceDelete(ctx context.Context, p *corev1.Pod, why string) error {

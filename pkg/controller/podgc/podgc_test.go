@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -102,5 +103,52 @@ func TestUnscheduledTerminatingPodIsRemoved(t *testing.T) {
 	}
 	if got := deleted(client); !slices.Equal(got, []string{"stuck"}) {
 		t.Fatalf("deleted %v, want [stuck]", got)
+	}
+}
+
+// lastSeen records each pod as it was when deleted: what a watcher sees in
+// the DELETED event.
+func lastSeen(client *fake.Clientset) map[string]*corev1.Pod {
+	seen := map[string]*corev1.Pod{}
+	client.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		d := a.(k8stesting.DeleteAction)
+		if obj, err := client.Tracker().Get(d.GetResource(), d.GetNamespace(), d.GetName()); err == nil {
+			seen[d.GetName()] = obj.(*corev1.Pod)
+		}
+		return false, nil, nil
+	})
+	return seen
+}
+
+// As upstream, a pod of a deleted node ends Failed with DisruptionTarget
+// DeletionByPodGC (a Job's podFailurePolicy can ignore it), and an
+// unscheduled terminating pod ends Failed; both kept their phase, Running
+// or Pending, for ever.
+func TestCollectedPodsEndFailed(t *testing.T) {
+	stuck := pod("stuck", "", corev1.PodPending, time.Minute)
+	stuck.DeletionTimestamp = &metav1.Time{Time: now}
+	c, client, clk := setup(t, 0, nil, pod("on-gone", "gone", corev1.PodRunning, time.Hour), stuck)
+	seen := lastSeen(client)
+	ctx := context.Background()
+	if err := c.gc(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(time.Minute)
+	if err := c.gc(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"on-gone", "stuck"} {
+		if p := seen[name]; p == nil || p.Status.Phase != corev1.PodFailed {
+			t.Fatalf("%s deleted as %+v, want phase Failed", name, p)
+		}
+	}
+	var got string
+	for _, cond := range seen["on-gone"].Status.Conditions {
+		if cond.Type == corev1.DisruptionTarget {
+			got = string(cond.Status) + " " + cond.Reason + ": " + cond.Message
+		}
+	}
+	if want := "True DeletionByPodGC: PodGC: node no longer exists"; got != want {
+		t.Errorf("DisruptionTarget %q, want %q", got, want)
 	}
 }
