@@ -177,3 +177,40 @@ func TestFailedPodIsNotReadyWithReasonPodFailed(t *testing.T) {
 		}
 	}
 }
+
+// The phase with sidecars, as upstream's getPhase: a sidecar not yet started
+// keeps the pod Pending until an app container ran, a running one keeps it
+// Running, an exited one counts for nothing.
+func TestPodPhaseWithSidecars(t *testing.T) {
+	yes, no := true, false
+	startedSC := v1.ContainerStatus{Started: &yes, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
+	startingSC := v1.ContainerStatus{Started: &no, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
+	creating := v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+	killed := v1.ContainerStatus{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 137}}}
+	running := v1.ContainerStatus{State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
+	ok := v1.ContainerStatus{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0}}}
+	bad := v1.ContainerStatus{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1}}}
+	tests := []struct {
+		name    string
+		policy  v1.RestartPolicy
+		sidecar v1.ContainerStatus
+		app     v1.ContainerStatus
+		want    v1.PodPhase
+	}{
+		{"sidecar starting", v1.RestartPolicyAlways, startingSC, creating, v1.PodPending},
+		{"sidecar not created", v1.RestartPolicyAlways, creating, creating, v1.PodPending},
+		{"both running", v1.RestartPolicyAlways, startedSC, running, v1.PodRunning},
+		{"app done, sidecar running", v1.RestartPolicyNever, startedSC, ok, v1.PodRunning},
+		{"app done, sidecar stopped", v1.RestartPolicyNever, killed, ok, v1.PodSucceeded},
+		{"app failed, sidecar stopped", v1.RestartPolicyNever, killed, bad, v1.PodFailed},
+		{"app running, sidecar restarting", v1.RestartPolicyAlways, startingSC, running, v1.PodRunning},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testPod("phase", withSidecars("proxy"), func(p *v1.Pod) { p.Spec.RestartPolicy = tc.policy })
+			if got := podPhase(pod, []v1.ContainerStatus{tc.sidecar}, []v1.ContainerStatus{tc.app}, false); got != tc.want {
+				t.Fatalf("phase = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
