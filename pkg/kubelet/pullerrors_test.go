@@ -79,3 +79,32 @@ func TestInvalidImageNameIsNotPulled(t *testing.T) {
 		t.Fatalf("events:\n%s", events)
 	}
 }
+
+// An image named without a tag is pulled as upstream pulls it, with the
+// default tag, and the pull's events name it so; the Pulled event gives the
+// time with and without waiting and the image's size, in upstream's words.
+func TestPullEventsNameTheImageWithItsDefaultTag(t *testing.T) {
+	h := newHarness(t)
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	pod := testPod("untagged", func(p *v1.Pod) { p.Spec.Containers[0].Image = "registry.example/app" })
+	h.add(pod)
+	h.sync(pod)
+	events := strings.Join(drainEvents(rec), "\n")
+	if !strings.Contains(events, `Normal Pulling Pulling image "registry.example/app:latest"`) ||
+		!strings.Contains(events, `Warning Failed Failed to pull image "registry.example/app:latest": `) {
+		t.Fatalf("events:\n%s", events)
+	}
+	h.sync(pod)
+	if w := h.status(pod).ContainerStatuses[0].State.Waiting; w == nil || !strings.HasPrefix(w.Message, `Back-off pulling image "registry.example/app:latest": ErrImagePull: `) {
+		t.Fatalf("waiting %+v", w)
+	}
+	h.clock.Step(time.Minute)
+	h.rt.AllowPull("registry.example/app:latest")
+	drainEvents(rec)
+	h.sync(pod)
+	events = strings.Join(drainEvents(rec), "\n")
+	if !strings.Contains(events, `Normal Pulled Successfully pulled image "registry.example/app:latest" in 0s (0s including waiting). Image size: 0 bytes.`) {
+		t.Fatalf("events:\n%s", events)
+	}
+}

@@ -699,18 +699,27 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	ref := events.ContainerRef(pod, c.Name)
 	// A name no registry could serve is refused before asking the runtime,
 	// in upstream's words, and never retried with a back-off.
-	if _, err := reference.ParseNormalizedNamed(c.Image); err != nil {
+	named, err := reference.ParseNormalizedNamed(c.Image)
+	if err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: couldn't parse image name %q: %v", c.Image, c.Image, err)
 		kl.recorder.Event(ref, v1.EventTypeWarning, "InspectFailed", msg)
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonInvalidImageName)
 		return reasonInvalidImageName, msg, kl.cfg.SyncPeriod
+	}
+	// As upstream, what is looked up and pulled, and what the pull's events
+	// name, is the image with the default tag ("busybox:latest").
+	image := c.Image
+	if _, tagged := named.(reference.Tagged); !tagged {
+		if _, digested := named.(reference.Digested); !digested {
+			image += ":latest"
+		}
 	}
 	policy := c.ImagePullPolicy
 	if policy == "" {
 		policy = defaultPullPolicy(c.Image)
 	}
 	opBegin := kl.clock.Now()
-	img, err := kl.runtime.ImageStatus(ctx, c.Image)
+	img, err := kl.runtime.ImageStatus(ctx, image)
 	kl.metrics.timedOp("image_status", kl.clock.Since(opBegin), err)
 	present := err == nil && img != nil
 	if present && policy != v1.PullAlways {
@@ -723,23 +732,23 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImageNeverPull)
 		return reasonErrImageNeverPull, msg, kl.cfg.SyncPeriod
 	}
-	key := string(pod.UID) + "/" + c.Image
+	key := string(pod.UID) + "/" + image
 	if in, left := kl.pullBackoff.InBackOffSinceUpdate(key); in {
-		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		msg := fmt.Sprintf("Back-off pulling image %q", image)
 		kl.recorder.Event(ref, v1.EventTypeNormal, "BackOff", msg)
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
 		// The status also says why the last pull failed, as upstream's does.
-		if last, ok := env.pullErrs[c.Image]; ok {
+		if last, ok := env.pullErrs[image]; ok {
 			msg += ": " + last
 		}
 		return reasonImagePullBackOff, msg, left
 	}
-	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", image)
 	// A pull may take minutes: until it ends the pod shows what it waits for
 	// (ContainerCreating, its IP, conditions), as upstream's does.
 	env.publish()
 	begin := kl.clock.Now()
-	_, err = kl.runtime.PullImage(ctx, c.Image, env.sandboxCfg)
+	_, err = kl.runtime.PullImage(ctx, image, env.sandboxCfg)
 	kl.metrics.timedOp("pull_image", kl.clock.Since(begin), err)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -748,14 +757,19 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 		}
 		kl.pullBackoff.Next(key, kl.clock.Now())
 		msg := runtimeError(err)
-		env.pullErrs[c.Image] = reasonErrImagePull + ": " + msg
-		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", c.Image, msg)
+		env.pullErrs[image] = reasonErrImagePull + ": " + msg
+		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %s", image, msg)
 		kl.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
 		return reasonErrImagePull, msg, kl.pullBackoff.Delay(key)
 	}
 	kl.pullBackoff.Forget(key)
-	delete(env.pullErrs, c.Image)
-	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, kl.clock.Since(begin).Round(time.Millisecond))
+	delete(env.pullErrs, image)
+	took := kl.clock.Since(begin).Truncate(time.Millisecond)
+	var size uint64
+	if img, err := kl.runtime.ImageStatus(ctx, image); err == nil && img != nil {
+		size = img.GetSize()
+	}
+	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", image, took, took, size)
 	return "", "", 0
 }
 
