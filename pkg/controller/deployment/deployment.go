@@ -381,10 +381,12 @@ func (c *Controller) createNewRS(ctx context.Context, d *appsv1.Deployment, old 
 		}
 		return nil, fmt.Errorf("hash collision for replicaset %s, collision count now %d", rs.Name, n)
 	case err != nil:
+		msg := fmt.Sprintf("Failed to create new replica set %q: %v", rs.Name, err)
 		if hasProgressDeadline(d) {
-			setCondition(&d.Status, newCondition(appsv1.DeploymentProgressing, corev1.ConditionFalse, reasonFailedCreate, err.Error(), now))
+			setCondition(&d.Status, newCondition(appsv1.DeploymentProgressing, corev1.ConditionFalse, reasonFailedCreate, msg, now))
 			_, _ = c.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
 		}
+		c.Events.Eventf(d, corev1.EventTypeWarning, reasonFailedCreate, "%s", msg)
 		return nil, fmt.Errorf("create replicaset for %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	slog.Info("created replicaset", "deployment", d.Namespace+"/"+d.Name, "replicaset", created.Name, "replicas", size)

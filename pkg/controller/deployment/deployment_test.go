@@ -2,18 +2,24 @@ package deployment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -467,5 +473,31 @@ func TestPauseKeepsProgressDeadlineExceeded(t *testing.T) {
 	c.sync()
 	if p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing); p == nil || p.Reason != reasonTimedOut {
 		t.Fatalf("Progressing %+v, want ProgressDeadlineExceeded", p)
+	}
+}
+
+// A ReplicaSet the apiserver refuses shows in the Progressing condition and
+// a Warning event, both worded as upstream's.
+func TestReplicaSetCreateError(t *testing.T) {
+	c := newCluster(t, newDeployment(2, "v1"))
+	rec := record.NewFakeRecorder(10)
+	c.ctrl.Events = rec
+	c.client.PrependReactor("create", "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "web-x", errors.New("quota exceeded"))
+	})
+	if err := c.ctrl.sync(context.Background(), "default/web"); err == nil {
+		t.Fatal("sync succeeded, want the create error")
+	}
+	p := getCondition(&c.deployment().Status, appsv1.DeploymentProgressing)
+	if p == nil || p.Status != corev1.ConditionFalse || p.Reason != reasonFailedCreate || !strings.HasPrefix(p.Message, "Failed to create new replica set \"web-") {
+		t.Fatalf("Progressing %+v, want False/ReplicaSetCreateError \"Failed to create new replica set ...\"", p)
+	}
+	select {
+	case e := <-rec.Events:
+		if want := "Warning ReplicaSetCreateError " + p.Message; e != want {
+			t.Errorf("event %q, want %q", e, want)
+		}
+	default:
+		t.Error("no event")
 	}
 }
