@@ -201,6 +201,10 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	}
 	for _, info := range deleted {
 		if err := objwait.Gone(wctx, dyn, info.Mapping, info.Namespace, info.Name, uids[info.Namespace+"/"+info.Name]); err != nil {
+			if wctx.Err() != nil {
+				// kubectl's words for a --timeout that ran out.
+				return fmt.Errorf("timed out waiting for the condition on %s/%s", info.Mapping.Resource.Resource, info.Name)
+			}
 			return fmt.Errorf("waiting for %s/%s to be deleted: %w", info.Mapping.Resource.Resource, info.Name, err)
 		}
 	}

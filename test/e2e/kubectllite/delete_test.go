@@ -150,8 +150,8 @@ func TestDeleteWaitsUntilGone(t *testing.T) {
 
 	// A finalizer keeps the object: waiting ends only at the timeout.
 	r := kubectl(t, "delete", "-n", ns, "configmap", "held", "--timeout=1s")
-	if r.code != 1 || !strings.Contains(r.err, "waiting for configmaps/held to be deleted") {
-		t.Fatalf("%s", r)
+	if want := "error: timed out waiting for the condition on configmaps/held\n"; r.code != 1 || r.err != want {
+		t.Fatalf("%s\nwant stderr %q", r, want)
 	}
 
 	cmd, stdout := start(context.Background(), t, "delete", "-n", ns, "configmap", "held")
