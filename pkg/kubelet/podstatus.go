@@ -351,19 +351,33 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 	if pendingInit > 0 || failedInit > 0 || (pendingSidecars > 0 && !anyAppStarted(statuses)) {
 		return v1.PodPending
 	}
-	for _, cs := range statuses {
+	// notRestartable: stopped containers that stay down (upstream's
+	// ContainerShouldRestart: their own rules and policy, else the pod's).
+	notRestartable := 0
+	for i, cs := range statuses {
+		var spec *v1.Container
+		if i < len(pod.Spec.Containers) {
+			spec = &pod.Spec.Containers[i]
+		}
+		var last *v1.ContainerStateTerminated
 		switch {
 		case cs.State.Running != nil:
 			running++
 		case cs.State.Terminated != nil:
-			stopped++
-			if cs.State.Terminated.ExitCode == 0 {
+			last = cs.State.Terminated
+			if last.ExitCode == 0 {
 				succeeded++
 			}
 		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
-			stopped++
+			last = cs.LastTerminationState.Terminated
 		default:
 			waiting++
+		}
+		if last != nil {
+			stopped++
+			if !restartsAfter(pod, spec, last.ExitCode) {
+				notRestartable++
+			}
 		}
 	}
 	switch {
@@ -372,26 +386,13 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 	case running > 0:
 		return v1.PodRunning
 	case stopped > 0:
-		if terminal {
-			if stopped == succeeded {
-				return v1.PodSucceeded
-			}
-			return v1.PodFailed
+		if !terminal && stopped != notRestartable {
+			return v1.PodRunning // some restart
 		}
-		switch pod.Spec.RestartPolicy {
-		case v1.RestartPolicyAlways:
-			return v1.PodRunning
-		case v1.RestartPolicyOnFailure:
-			if stopped == succeeded {
-				return v1.PodSucceeded
-			}
-			return v1.PodRunning
-		default:
-			if stopped == succeeded {
-				return v1.PodSucceeded
-			}
-			return v1.PodFailed
+		if stopped == succeeded {
+			return v1.PodSucceeded
 		}
+		return v1.PodFailed
 	}
 	return v1.PodPending
 }

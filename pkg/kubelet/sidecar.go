@@ -56,9 +56,9 @@ func appStartedIn(pod *v1.Pod, rp *runtimePod, sandboxID string) bool {
 // pod's restart policy: as upstream, the sidecars then do not keep the pod
 // alive.
 func appsDone(pod *v1.Pod, rp *runtimePod) bool {
-	for _, c := range pod.Spec.Containers {
-		cur, _ := rp.latest(c.Name)
-		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || shouldRestart(pod.Spec.RestartPolicy, cur) {
+	for i := range pod.Spec.Containers {
+		cur, _ := rp.latest(pod.Spec.Containers[i].Name)
+		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || shouldRestart(pod, &pod.Spec.Containers[i], cur) {
 			return false
 		}
 	}

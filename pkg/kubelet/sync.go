@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -326,7 +327,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 				}
 				continue
 			}
-			if cur != nil && !shouldRestart(pod.Spec.RestartPolicy, cur) {
+			if cur != nil && !shouldRestart(pod, c, cur) {
 				continue
 			}
 			after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
@@ -564,17 +565,64 @@ func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.P
 	}
 }
 
-func shouldRestart(policy v1.RestartPolicy, c *runtimeapi.ContainerStatus) bool {
+// shouldRestart reports whether app container spec, exited as c says, is
+// started again.
+func shouldRestart(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatus) bool {
 	if c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
 		return false
+	}
+	return restartsAfter(pod, spec, c.ExitCode)
+}
+
+// restartsAfter is upstream's ContainerShouldRestart: the container's own
+// restartPolicyRules (the first whose exit codes match, if its action is
+// Restart), then its own restartPolicy, then the pod's. A rule's
+// RestartAllContainers action is not served: the container's policy
+// decides, as upstream without that feature.
+func restartsAfter(pod *v1.Pod, spec *v1.Container, exitCode int32) bool {
+	policy := pod.Spec.RestartPolicy
+	if spec != nil && spec.RestartPolicy != nil {
+		if rule, ok := matchingRestartRule(spec, exitCode); ok && rule.Action == v1.ContainerRestartRuleActionRestart {
+			return true
+		}
+		switch *spec.RestartPolicy {
+		case v1.ContainerRestartPolicyAlways:
+			return true
+		case v1.ContainerRestartPolicyOnFailure:
+			return exitCode != 0
+		case v1.ContainerRestartPolicyNever:
+			return false
+		}
 	}
 	switch policy {
 	case v1.RestartPolicyNever:
 		return false
 	case v1.RestartPolicyOnFailure:
-		return c.ExitCode != 0
+		return exitCode != 0
 	}
 	return true
+}
+
+// matchingRestartRule is the first of the container's restartPolicyRules
+// whose exit codes match exitCode.
+func matchingRestartRule(spec *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
+	for _, rule := range spec.RestartPolicyRules {
+		if rule.ExitCodes == nil {
+			continue
+		}
+		in := slices.Contains(rule.ExitCodes.Values, exitCode)
+		switch rule.ExitCodes.Operator {
+		case v1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return rule, true
+			}
+		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return rule, true
+			}
+		}
+	}
+	return v1.ContainerRestartRule{}, false
 }
 
 // startEnv is what starting any of a pod's containers needs in one sync.

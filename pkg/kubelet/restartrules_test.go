@@ -1,0 +1,65 @@
+package kubelet
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// A container's own restartPolicy and restartPolicyRules (upstream's
+// ContainerRestartRules, on by default since 1.35) decide whether it
+// restarts, over the pod's restartPolicy; they were ignored.
+func TestContainerRestartRulesOverrideThePodsPolicy(t *testing.T) {
+	rules := func(p *v1.Pod) {
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Spec.Containers[0].RestartPolicy = ptr.To(v1.ContainerRestartPolicyNever)
+		p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{
+			Action:    v1.ContainerRestartRuleActionRestart,
+			ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
+		}}
+	}
+	tests := []struct {
+		name      string
+		mutate    func(*v1.Pod)
+		exit      int32
+		restarted bool
+		phase     v1.PodPhase
+	}{
+		{"rule matches", rules, 42, true, v1.PodRunning},
+		{"no rule matches, container Never", rules, 1, false, v1.PodFailed},
+		{"container OnFailure in an Always pod, exit 0", func(p *v1.Pod) {
+			p.Spec.Containers[0].RestartPolicy = ptr.To(v1.ContainerRestartPolicyOnFailure)
+		}, 0, false, v1.PodSucceeded},
+		{"container Always in a Never pod", func(p *v1.Pod) {
+			p.Spec.RestartPolicy = v1.RestartPolicyNever
+			p.Spec.Containers[0].RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
+		}, 0, true, v1.PodRunning},
+		{"NotIn rule", func(p *v1.Pod) {
+			p.Spec.RestartPolicy = v1.RestartPolicyAlways
+			p.Spec.Containers[0].RestartPolicy = ptr.To(v1.ContainerRestartPolicyNever)
+			p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{
+				Action:    v1.ContainerRestartRuleActionRestart,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}},
+			}}
+		}, 0, false, v1.PodSucceeded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			pod := testPod("rules", tc.mutate)
+			h.add(pod)
+			h.sync(pod)
+			first := h.running(pod, "main")
+			h.rt.Exit(first.Id, tc.exit)
+			h.sync(pod)
+			again := h.running(pod, "main")
+			if restarted := again != nil && again.Id != first.Id; restarted != tc.restarted {
+				t.Fatalf("restarted = %v, want %v", restarted, tc.restarted)
+			}
+			if s := h.status(pod); s.Phase != tc.phase {
+				t.Fatalf("phase %s, want %s", s.Phase, tc.phase)
+			}
+		})
+	}
+}
