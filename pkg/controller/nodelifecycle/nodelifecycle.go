@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coordinformers "k8s.io/client-go/informers/coordination/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -68,6 +69,7 @@ type Controller struct {
 // with its own clock: comparing with the kubelet's timestamps would trust
 // two clocks to agree.
 type nodeHealth struct {
+	uid       types.UID
 	probed    time.Time
 	leaseRV   string
 	heartbeat metav1.Time
@@ -165,17 +167,29 @@ func (c *Controller) monitor(ctx context.Context) error {
 	var errs []error
 	for _, n := range nodes {
 		seen[n.Name] = true
+		c.mu.Lock()
+		_, known := c.health[n.Name]
+		c.mu.Unlock()
+		if !known {
+			// As upstream, on first sight (after a restart too).
+			c.Events.Eventf(n, corev1.EventTypeNormal, "RegisteredNode", "Node %s event: Registered Node %s in Controller", n.Name, n.Name)
+		}
 		if err := c.monitorNode(ctx, n); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	var gone []*corev1.ObjectReference
 	c.mu.Lock()
-	for name := range c.health {
+	for name, h := range c.health {
 		if !seen[name] {
 			delete(c.health, name)
+			gone = append(gone, &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name, UID: h.uid})
 		}
 	}
 	c.mu.Unlock()
+	for _, ref := range gone {
+		c.Events.Eventf(ref, corev1.EventTypeNormal, "RemovingNode", "Node %s event: Removing Node %s from Controller", ref.Name, ref.Name)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("monitor nodes: %v", errs)
 	}
@@ -203,7 +217,7 @@ func (c *Controller) probe(n *corev1.Node) bool {
 	h, ok := c.health[n.Name]
 	if !ok {
 		// First sight (or a restart of this process): give the full grace.
-		h = &nodeHealth{probed: now}
+		h = &nodeHealth{uid: n.UID, probed: now}
 		c.health[n.Name] = h
 	}
 	if lease != nil && lease.ResourceVersion != h.leaseRV {

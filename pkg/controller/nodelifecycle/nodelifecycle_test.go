@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -256,5 +257,36 @@ func TestEvictionMarksDisruptionTarget(t *testing.T) {
 	}
 	if seen == nil || seen.Status != corev1.ConditionTrue || seen.Reason != "DeletionByTaintManager" || seen.Message != "Taint manager: deleting due to NoExecute taint" {
 		t.Errorf("DisruptionTarget at deletion: %+v", seen)
+	}
+}
+
+// As upstream, the controller records RegisteredNode when it first sees a
+// Node and RemovingNode when the Node is gone: `kubectl describe node` and
+// `kubectl get events` show them.
+func TestRegisteredAndRemovingNodeEvents(t *testing.T) {
+	f := newFixture(t)
+	rec := record.NewFakeRecorder(10)
+	f.ctrl.Events = rec
+	f.node("a", corev1.ConditionTrue)
+	f.renew("a", "1")
+	f.monitor()
+	f.monitor()
+	drain := func() []string {
+		var out []string
+		for len(rec.Events) > 0 {
+			out = append(out, <-rec.Events)
+		}
+		return out
+	}
+	if got, want := drain(), []string{"Normal RegisteredNode Node a event: Registered Node a in Controller"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if err := f.client.CoreV1().Nodes().Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.factory.Core().V1().Nodes().Informer().GetIndexer().Delete(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	f.monitor()
+	if got, want := drain(), []string{"Normal RemovingNode Node a event: Removing Node a from Controller"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }
