@@ -46,13 +46,22 @@ func TestContainerStatusShowsMountsAndTheResourcesOfARunningContainer(t *testing
 		t.Errorf("best-effort resources = %+v, want empty", be.Resources)
 	}
 
+	if !equality.Semantic.DeepEqual(main.AllocatedResources, pod.Spec.Containers[0].Resources.Requests) || be.AllocatedResources != nil {
+		t.Errorf("allocatedResources = %v and %v, want the requests", main.AllocatedResources, be.AllocatedResources)
+	}
+
+	// A terminated container keeps reporting them, as upstream's does.
 	h.rt.Exit(h.running(pod, "besteffort").Id, 1)
 	h.rt.Exit(h.running(pod, "main").Id, 1)
 	h.sync(pod)
-	for _, cs := range h.status(pod).ContainerStatuses {
-		if cs.State.Terminated == nil || cs.Resources != nil {
-			t.Errorf("%s: state %+v, resources %+v; want terminated without resources", cs.Name, cs.State, cs.Resources)
-		}
+	s = h.status(pod)
+	main, be = s.ContainerStatuses[0], s.ContainerStatuses[1]
+	if main.State.Terminated == nil || main.Resources == nil || !equality.Semantic.DeepEqual(*main.Resources, pod.Spec.Containers[0].Resources) ||
+		!equality.Semantic.DeepEqual(main.AllocatedResources, pod.Spec.Containers[0].Resources.Requests) {
+		t.Errorf("terminated main: state %+v, resources %+v, allocated %v", main.State, main.Resources, main.AllocatedResources)
+	}
+	if be.State.Terminated == nil || be.Resources == nil || be.Resources.Limits != nil || be.Resources.Requests != nil {
+		t.Errorf("terminated best-effort: state %+v, resources %+v; want empty resources", be.State, be.Resources)
 	}
 }
 

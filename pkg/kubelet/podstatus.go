@@ -205,6 +205,11 @@ func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod,
 		return cs
 	}
 	cs.RestartCount = int32(cur.Metadata.GetAttempt())
+	// As upstream since in-place resize: a container that exists reports
+	// the resources it was given (its spec's, `resources: {}` without any),
+	// running or not, and its requests as allocatedResources.
+	cs.Resources = c.Resources.DeepCopy()
+	cs.AllocatedResources = c.Resources.Requests.DeepCopy()
 	cs.ContainerID = containerIDPrefix + cur.Id
 	cs.ImageID = cur.ImageRef
 	if cur.Image != nil && cur.Image.Image != "" && !strings.HasPrefix(cur.Image.Image, "sha256:") {
@@ -213,7 +218,6 @@ func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod,
 	switch cur.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		cs.State.Running = &v1.ContainerStateRunning{StartedAt: nanoTime(cur.StartedAt)}
-		cs.Resources = runningResources(c)
 		started := true
 		if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r != prober.Success {
 			started = false
@@ -262,25 +266,6 @@ func volumeMountStatuses(c *v1.Container) []v1.VolumeMountStatus {
 		out = append(out, vs)
 	}
 	return out
-}
-
-// runningResources are the resources a running container was given: its
-// spec's CPU, memory and ephemeral storage (an empty set for none), which
-// is what upstream reports since in-place resize.
-func runningResources(c *v1.Container) *v1.ResourceRequirements {
-	pick := func(in v1.ResourceList) v1.ResourceList {
-		if in == nil {
-			return nil
-		}
-		out := v1.ResourceList{}
-		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage} {
-			if q, ok := in[name]; ok {
-				out[name] = q.DeepCopy()
-			}
-		}
-		return out
-	}
-	return &v1.ResourceRequirements{Limits: pick(c.Resources.Limits), Requests: pick(c.Resources.Requests)}
 }
 
 func (kl *Kubelet) terminated(st *podState, spec *v1.Container, c *runtimeapi.ContainerStatus) *v1.ContainerStateTerminated {
