@@ -61,7 +61,7 @@ func newDiscovery(resources []*registry.Resource) *discovery {
 		}
 		for _, sub := range res.ExtraSubresources {
 			l.APIResources = append(l.APIResources, metav1.APIResource{Name: res.Name + "/" + sub.Name, Namespaced: res.Namespaced,
-				Group: sub.Group, Kind: sub.Kind, Verbs: sub.Verbs})
+				Group: sub.Group, Version: sub.Version, Kind: sub.Kind, Verbs: sub.Verbs})
 		}
 	}
 	for _, extra := range securityDiscovery() {

@@ -231,6 +231,12 @@ func (h *Handler) serveExtra(w http.ResponseWriter, r *http.Request, st *Store, 
 			return
 		}
 		h.bind(w, r, st, ns, name)
+	case st.Name == "pods" && st.GroupVersion.Group == "" && sub == "eviction":
+		if r.Method != http.MethodPost {
+			writeError(w, r, MethodNotAllowed(r))
+			return
+		}
+		h.evict(w, r, st, ns, name)
 	case st.Name == "pods" && st.GroupVersion.Group == "" && sub == "log":
 		if r.Method != http.MethodGet {
 			writeError(w, r, MethodNotAllowed(r))

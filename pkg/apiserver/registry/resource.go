@@ -111,7 +111,7 @@ type Resource struct {
 	// finalizers) are always returned.
 	ReturnDeletedObject bool
 	// ExtraSubresources are served by dedicated handlers (pods/binding,
-	// pods/log); they are listed here for discovery.
+	// pods/log, pods/eviction); they are listed here for discovery.
 	ExtraSubresources []Subresource
 }
 
@@ -120,7 +120,9 @@ type Subresource struct {
 	Name  string
 	Kind  string
 	Group string
-	Verbs []string
+	// Version is the kind's version when Group is not the parent's.
+	Version string
+	Verbs   []string
 }
 
 // GroupVersionResource returns the resource's GVR.

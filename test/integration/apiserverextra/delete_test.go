@@ -3,11 +3,13 @@ package apiserverextra
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -223,5 +225,75 @@ func bind(ctx context.Context, t *testing.T, s *framework.Server, pod, node stri
 	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod}, Target: corev1.ObjectReference{Kind: "Node", Name: node}}
 	if err := s.Client.CoreV1().Pods("default").Bind(ctx, b, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("bind %s to %s: %v", pod, node, err)
+	}
+}
+
+// TestEviction: with no PodDisruptionBudgets served, an eviction is
+// allowed as upstream's is for a pod no budget covers; client-go's
+// EvictV1 and the discovery entry kubectl drain looks for both work.
+func TestEviction(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	pods := s.Client.CoreV1().Pods("default")
+
+	rl, err := s.Client.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range rl.APIResources {
+		if r.Name == "pods/eviction" {
+			found = r.Group == "policy" && r.Version == "v1" && r.Kind == "Eviction"
+		}
+	}
+	if !found {
+		t.Errorf("discovery has no pods/eviction of policy/v1 Eviction (kubectl drain looks for it)")
+	}
+
+	if _, err := pods.Create(ctx, newPod("evicted"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bind(ctx, t, s, "evicted", "node-1")
+	ev := func(name string, opts *metav1.DeleteOptions) error {
+		return pods.EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, DeleteOptions: opts})
+	}
+	if err := ev("missing", nil); !apierrors.IsNotFound(err) || err.Error() != `pods "missing" not found` {
+		t.Errorf("evicting a missing pod: %v, want 404 pods \"missing\" not found", err)
+	}
+	if err := ev("evicted", &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("dry-run eviction: %v", err)
+	}
+	dryRun, err := pods.Get(ctx, "evicted", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dryRun.DeletionTimestamp != nil || len(dryRun.Status.Conditions) != 1 {
+		t.Fatalf("after a dry-run eviction: deletionTimestamp %v, conditions %v, want untouched", dryRun.DeletionTimestamp, dryRun.Status.Conditions)
+	}
+	if err := ev("evicted", &metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](7)}); err != nil {
+		t.Fatalf("eviction: %v", err)
+	}
+	p, err := pods.Get(ctx, "evicted", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("a bound pod is gone at once after eviction, want graceful deletion: %v", err)
+	}
+	if p.DeletionTimestamp == nil || p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 7 {
+		t.Errorf("deletionTimestamp %v, grace %v, want set and the eviction's 7", p.DeletionTimestamp, p.DeletionGracePeriodSeconds)
+	}
+	var cond *corev1.PodCondition
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.DisruptionTarget {
+			cond = &p.Status.Conditions[i]
+		}
+	}
+	if cond == nil || cond.Status != corev1.ConditionTrue || cond.Reason != "EvictionByEvictionAPI" || cond.Message != "Eviction API: evicting" {
+		t.Errorf("DisruptionTarget condition = %+v, want True EvictionByEvictionAPI 'Eviction API: evicting'", cond)
+	}
+
+	raw := newRaw(t, s)
+	resp := raw.do(t, http.MethodPost, "/api/v1/namespaces/default/pods/evicted/eviction", "application/json",
+		[]byte(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"other"}}`))
+	if st := resp.status(t); st.Code != http.StatusBadRequest || st.Message != "name in URL does not match name in Eviction object" {
+		t.Errorf("eviction naming another pod: %d %q, want upstream's 400", st.Code, st.Message)
 	}
 }

@@ -35,6 +35,7 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		ExtraSubresources: []registry.Subresource{
 			{Name: "binding", Kind: "Binding", Verbs: []string{"create"}},
 			{Name: "log", Kind: "Pod", Verbs: []string{"get"}},
+			{Name: "eviction", Kind: "Eviction", Group: "policy", Version: "v1", Verbs: []string{"create"}},
 		},
 	}
 }
