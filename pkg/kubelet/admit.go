@@ -46,8 +46,10 @@ func (kl *Kubelet) admit(pod *v1.Pod, rp *runtimePod) (reason, message string) {
 	return "", ""
 }
 
-// podRequest is the pod's effective request: the larger of the sum over
-// app containers and the largest init container.
+// podRequest is the pod's effective request, as upstream's PodRequests:
+// the app containers and sidecars (which run beside them) together, or, if
+// more, the largest plain init container plus the sidecars started before
+// it; pod-level resources replace it, and the overhead comes on top.
 func podRequest(pod *v1.Pod, name v1.ResourceName) resource.Quantity {
 	sum := resource.Quantity{}
 	for _, c := range pod.Spec.Containers {
@@ -55,15 +57,32 @@ func podRequest(pod *v1.Pod, name v1.ResourceName) resource.Quantity {
 			sum.Add(q)
 		}
 	}
-	for _, c := range pod.Spec.InitContainers {
-		if q, ok := c.Resources.Requests[name]; ok && q.Cmp(sum) > 0 {
+	sidecars, initMax := resource.Quantity{}, resource.Quantity{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		q := c.Resources.Requests[name]
+		q = q.DeepCopy() // the spec's own is not to change
+		if isSidecar(c) {
+			sum.Add(q)
+			sidecars.Add(q)
+			q = sidecars.DeepCopy()
+		} else {
+			q.Add(sidecars)
+		}
+		if q.Cmp(initMax) > 0 {
+			initMax = q.DeepCopy()
+		}
+	}
+	if initMax.Cmp(sum) > 0 {
+		sum = initMax
+	}
+	if pod.Spec.Resources != nil && (name == v1.ResourceCPU || name == v1.ResourceMemory) {
+		if q, ok := pod.Spec.Resources.Requests[name]; ok {
 			sum = q.DeepCopy()
 		}
 	}
-	for name2, q := range pod.Spec.Overhead {
-		if name2 == name {
-			sum.Add(q)
-		}
+	if q, ok := pod.Spec.Overhead[name]; ok {
+		sum.Add(q)
 	}
 	return sum
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -210,6 +211,45 @@ func TestPodPhaseWithSidecars(t *testing.T) {
 			pod := testPod("phase", withSidecars("proxy"), func(p *v1.Pod) { p.Spec.RestartPolicy = tc.policy })
 			if got := podPhase(pod, []v1.ContainerStatus{tc.sidecar}, []v1.ContainerStatus{tc.app}, false); got != tc.want {
 				t.Fatalf("phase = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// Admission counts a pod's sidecars as upstream does: beside the app
+// containers, and under every init container that starts after them.
+func TestPodRequestCountsSidecars(t *testing.T) {
+	cpu := func(s string) v1.ResourceRequirements {
+		return v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(s)}}
+	}
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want string
+	}{
+		{"sidecar beside the app", testPod("a", withSidecars("proxy"), func(p *v1.Pod) {
+			p.Spec.InitContainers[0].Resources = cpu("300m")
+			p.Spec.Containers[0].Resources = cpu("200m")
+		}), "500m"},
+		{"init container after a sidecar", testPod("b", withSidecars("proxy"), func(p *v1.Pod) {
+			p.Spec.InitContainers[0].Resources = cpu("300m")
+			p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{Name: "setup", Image: testImage, Resources: cpu("1")})
+			p.Spec.Containers[0].Resources = cpu("200m")
+		}), "1300m"},
+		{"plain init container", testPod("c", func(p *v1.Pod) {
+			p.Spec.InitContainers = []v1.Container{{Name: "setup", Image: testImage, Resources: cpu("1")}}
+			p.Spec.Containers[0].Resources = cpu("200m")
+		}), "1"},
+		{"pod-level resources", testPod("d", func(p *v1.Pod) {
+			p.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}
+			p.Spec.Containers[0].Resources = cpu("200m")
+		}), "2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := podRequest(tc.pod, v1.ResourceCPU)
+			if want := resource.MustParse(tc.want); got.Cmp(want) != 0 {
+				t.Fatalf("cpu request %s, want %s", got.String(), tc.want)
 			}
 		})
 	}
