@@ -1,10 +1,16 @@
 package kubelet
 
 import (
+	"context"
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	testclock "k8s.io/utils/clock/testing"
+
+	crifake "github.com/kube-lite/kube-lite/pkg/kubelet/cri/fake"
 )
 
 func TestStatusReportsTheObservedGeneration(t *testing.T) {
@@ -92,5 +98,43 @@ func TestConditionsComeInUpstreamOrder(t *testing.T) {
 	want := []v1.PodConditionType{v1.PodReadyToStartContainers, v1.PodInitialized, v1.PodReady, v1.ContainersReady, v1.PodScheduled}
 	if !slices.Equal(got, want) {
 		t.Fatalf("conditions %v, want %v", got, want)
+	}
+}
+
+// pullSpy reports the pod's status as the kubelet published it when a pull
+// begins.
+type pullSpy struct {
+	*crifake.Runtime
+	during func()
+}
+
+func (p pullSpy) PullImage(ctx context.Context, image string, sb *runtimeapi.PodSandboxConfig) (string, error) {
+	p.during()
+	return p.Runtime.PullImage(ctx, image, sb)
+}
+
+// In a pod with init containers, an app container not yet created waits
+// with PodInitializing even once they are done, as upstream shows it (kubectl
+// get: PodInitializing while its image is pulled); it said ContainerCreating.
+func TestAppContainerOfAPodWithInitContainersWaitsPodInitializing(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var h *harness
+	var seen *v1.ContainerStateWaiting
+	pod := testPod("pullinit", func(p *v1.Pod) {
+		p.Spec.InitContainers = []v1.Container{{Name: "setup", Image: testImage}}
+		p.Spec.Containers[0].Image = "kube-lite.local/app:1"
+	})
+	rt := pullSpy{Runtime: crifake.New(clk, testImage), during: func() { seen = h.status(pod).ContainerStatuses[0].State.Waiting }}
+	rt.AllowPull("kube-lite.local/app:1")
+	h = newHarnessWith(t, clk, rt.Runtime, func(d *Deps) { d.Runtime = rt })
+	h.add(pod)
+	h.sync(pod)
+	h.rt.Exit(h.running(pod, "setup").Id, 0)
+	h.sync(pod)
+	if seen == nil || seen.Reason != "PodInitializing" {
+		t.Fatalf("main while its image was pulled: %+v, want waiting PodInitializing", seen)
+	}
+	if h.running(pod, "main") == nil {
+		t.Fatal("main did not start after the pull")
 	}
 }

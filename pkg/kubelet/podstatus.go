@@ -70,8 +70,11 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		}
 		s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
 	}
+	// As upstream, an app container not yet created in a pod with init
+	// containers waits with PodInitializing, even once they are done (while
+	// its image is pulled, say): what kubectl shows then.
 	defaultWaiting := reasonContainerCreating
-	if len(notInit) > 0 {
+	if len(pod.Spec.InitContainers) > 0 {
 		defaultWaiting = reasonPodInitializing
 	}
 	for i := range pod.Spec.Containers {
