@@ -230,7 +230,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	var manageErr error
 	if claimErr == nil && rs.DeletionTimestamp == nil && c.expectations.Satisfied(key) {
-		manageErr = c.manageReplicas(ctx, key, rs, active)
+		manageErr = c.manageReplicas(ctx, key, rs, active, all)
 	}
 	if err := c.updateStatus(ctx, rs, owned, active, manageErr); err != nil {
 		return err
@@ -241,7 +241,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return manageErr
 }
 
-func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.ReplicaSet, active []*corev1.Pod) error {
+func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.ReplicaSet, active, all []*corev1.Pod) error {
 	want := int32(1)
 	if rs.Spec.Replicas != nil {
 		want = *rs.Spec.Replicas
@@ -261,7 +261,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.
 		}
 	case diff > 0:
 		n := min(diff, burstReplicas)
-		victims := controllerutil.PodsToDelete(active, n)
+		victims := c.podsToDelete(rs, active, all, n)
 		c.deletions.Expect(key, victims)
 		var errs []error
 		for _, p := range victims {

@@ -51,6 +51,14 @@ func running(p *corev1.Pod) { p.Spec.NodeName = "n1"; p.Status.Phase = corev1.Po
 
 func orphan(p *corev1.Pod) { p.OwnerReferences = nil }
 
+func cost(c string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Annotations = map[string]string{"controller.kubernetes.io/pod-deletion-cost": c}
+	}
+}
+
+func onNode(n string) podOpt { return func(p *corev1.Pod) { p.Spec.NodeName = n } }
+
 func newPod(name string, rs *appsv1.ReplicaSet, opts ...podOpt) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -134,6 +142,8 @@ func TestManageReplicas(t *testing.T) {
 			pods: []*corev1.Pod{newPod("a", rs, ready(now.Add(-time.Minute))), newPod("b", rs, running), newPod("c", rs)}, wantDeleted: []string{"b", "c"}},
 		{name: "scale down prefers the most recently ready", replicas: 2,
 			pods: []*corev1.Pod{newPod("old", rs, ready(now.Add(-time.Hour))), newPod("new", rs, ready(now.Add(-time.Minute))), newPod("mid", rs, ready(now.Add(-30*time.Minute)))}, wantDeleted: []string{"new"}},
+		{name: "scale down honours pod-deletion-cost before readiness time", replicas: 1,
+			pods: []*corev1.Pod{newPod("cheap", rs, ready(now.Add(-time.Hour)), cost("-10")), newPod("dear", rs, ready(now.Add(-time.Minute)), cost("100"))}, wantDeleted: []string{"cheap"}},
 		{name: "someone else's pods are left alone", replicas: 1,
 			pods: []*corev1.Pod{newPod("x", newRS(1), func(p *corev1.Pod) { p.OwnerReferences[0].UID = "other" })}, wantCreates: 1},
 	}
@@ -237,5 +247,28 @@ func TestSlowStartStopsAtFirstFailingBatch(t *testing.T) {
 	})
 	if err == nil || done != 3 || calls.Load() != 7 {
 		t.Fatalf("done=%d calls=%d err=%v, want 3 done in batches 1+2 then a failing batch of 4", done, calls.Load(), err)
+	}
+}
+
+// As upstream, scale-down takes first the pods on the node most crowded
+// with pods of the same owner, the sibling ReplicaSets' included (a
+// Deployment's old and new ReplicaSets), before the most recently ready.
+func TestScaleDownThinsCrowdedNodes(t *testing.T) {
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d-uid", Controller: ptr.To(true)}
+	rs := newRS(1)
+	rs.OwnerReferences = []metav1.OwnerReference{owner}
+	old := newRS(1)
+	old.Name, old.UID, old.OwnerReferences = "web-old", "old-uid", []metav1.OwnerReference{owner}
+	old.Spec.Selector.MatchLabels = map[string]string{"app": "old"}
+	sibling := newPod("sibling", old, ready(now.Add(-time.Hour)), onNode("n1"))
+	sibling.Labels = map[string]string{"app": "old"}
+	f := newFixture(t, rs, old, sibling,
+		newPod("crowded", rs, ready(now.Add(-time.Hour)), onNode("n1")),
+		newPod("alone", rs, ready(now.Add(-time.Minute)), onNode("n2")))
+	if err := f.ctrl.sync(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.deletedPods(); !slices.Equal(got, []string{"crowded"}) {
+		t.Errorf("deleted %v, want [crowded]", got)
 	}
 }

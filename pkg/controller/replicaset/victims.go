@@ -1,0 +1,92 @@
+package replicaset
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
+)
+
+// deletionCostAnnotation lets users say which pods of a ReplicaSet to
+// remove first on scale-down (lower cost first), as upstream honours it.
+const deletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
+
+// podsToDelete picks the n of active to delete as upstream's ReplicaSet
+// controller ranks them: unscheduled, pending and not-ready pods first; then
+// a lower pod-deletion-cost; then pods on nodes crowded with pods of this
+// ReplicaSet and of its siblings (same owner, e.g. a Deployment's old and
+// new ReplicaSets), so that a rollout spreads out; then controllerutil's
+// order (ready for less time, restarted more, newer).
+func (c *Controller) podsToDelete(rs *appsv1.ReplicaSet, active, all []*corev1.Pod, n int) []*corev1.Pod {
+	if n >= len(active) {
+		return active
+	}
+	onNode := map[string]int{}
+	for _, p := range c.relatedPods(rs, all) {
+		if controllerutil.IsPodActive(p) {
+			onNode[p.Spec.NodeName]++
+		}
+	}
+	sorted := slices.Clone(active)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") || a.Status.Phase != b.Status.Phase ||
+			controllerutil.IsPodReady(a) != controllerutil.IsPodReady(b) {
+			return controllerutil.LessUseful(a, b)
+		}
+		if ca, cb := deletionCost(a), deletionCost(b); ca != cb {
+			return ca < cb
+		}
+		if ra, rb := onNode[a.Spec.NodeName], onNode[b.Spec.NodeName]; ra != rb {
+			return ra > rb
+		}
+		return controllerutil.LessUseful(a, b)
+	})
+	return sorted[:n]
+}
+
+// relatedPods are the pods of rs and of the ReplicaSets sharing its owner;
+// none when rs has no owner, as upstream.
+func (c *Controller) relatedPods(rs *appsv1.ReplicaSet, all []*corev1.Pod) []*corev1.Pod {
+	ref := controllerutil.ControllerRef(rs)
+	if ref == nil {
+		return nil
+	}
+	siblings, err := c.rsLister.ReplicaSets(rs.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	uids := map[types.UID]bool{rs.UID: true}
+	for _, s := range siblings {
+		if r := controllerutil.ControllerRef(s); r != nil && r.UID == ref.UID {
+			uids[s.UID] = true
+		}
+	}
+	var out []*corev1.Pod
+	for _, p := range all {
+		if r := controllerutil.ControllerRef(p); r != nil && uids[r.UID] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// deletionCost is the pod's pod-deletion-cost; a missing or malformed one
+// counts as 0 (the apiserver refuses malformed values on create anyway).
+func deletionCost(p *corev1.Pod) int32 {
+	v, ok := p.Annotations[deletionCostAnnotation]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
