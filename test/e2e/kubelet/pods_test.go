@@ -342,7 +342,16 @@ func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
 	createPod(t, ns, pod)
 	p := waitPod(t, ns, "live", "Running", func(p *corev1.Pod) bool { return running(p) && e2eutil.PodReady(p) })
 	first := p.Status.ContainerStatuses[0].ContainerID
-	if code, _, err := httpGet("http://" + net.JoinHostPort(p.Status.PodIP, "8080") + "/toggle-healthy"); err != nil || code != 200 {
+	// Ready without a readiness probe is only started: testapp may not
+	// listen yet.
+	var code int
+	var err error
+	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if code, _, err = httpGet("http://" + net.JoinHostPort(p.Status.PodIP, "8080") + "/toggle-healthy"); err == nil {
+			break
+		}
+	}
+	if err != nil || code != 200 {
 		t.Fatalf("toggle health: %d %v", code, err)
 	}
 	p = waitPod(t, ns, "live", "restarted", func(p *corev1.Pod) bool {
