@@ -5,6 +5,7 @@ package get
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	kget "k8s.io/kubectl/pkg/cmd/get"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/rawhttp"
 )
 
 // tableAccept asks for server-side printing, falling back to objects for
@@ -49,6 +51,8 @@ type Options struct {
 	// IgnoreNotFound drops NotFound errors of named objects.
 	IgnoreNotFound bool
 	Filenames      resource.FilenameOptions
+	// Raw is a URI to GET from the server and print as it comes.
+	Raw string
 
 	streams genericiooptions.IOStreams
 }
@@ -78,6 +82,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.StringVar(&o.SortBy, "sort-by", "", "Sort lists by a field given as a JSONPath ('{.metadata.name}' or .metadata.creationTimestamp); the field must hold a string, a number or a time")
 	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to get")
 	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	fl.StringVar(&o.Raw, "raw", "", "Raw URI to request from the server.  Uses the transport specified by the kubeconfig file.")
 	return cmd
 }
 
@@ -87,6 +92,9 @@ func (o *Options) human() bool {
 
 // Run lists or gets the resources named by args.
 func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) error {
+	if o.Raw != "" {
+		return o.raw(f, args)
+	}
 	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
 		return fmt.Errorf("you must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources")
 	}
@@ -184,6 +192,28 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		return perr
 	}
 	return err
+}
+
+// raw prints what the server answers to a GET of --raw, refusing what
+// kubectl refuses alongside it.
+func (o *Options) raw(f cmdutil.Factory, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("arguments may not be passed when --raw is specified")
+	}
+	if o.Watch || o.WatchOnly || o.LabelSelector != "" {
+		return fmt.Errorf("--raw may not be specified with other flags that filter the server request or alter the output")
+	}
+	if o.Output != "" {
+		return fmt.Errorf("--raw and --output are mutually exclusive")
+	}
+	if _, err := url.ParseRequestURI(o.Raw); err != nil {
+		return fmt.Errorf("--raw must be a valid URL path: %w", err)
+	}
+	client, err := f.RESTClient()
+	if err != nil {
+		return err
+	}
+	return rawhttp.RawGet(client, o.streams, o.Raw)
 }
 
 func (o *Options) noResources(ns string) {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/annotate"
+	kapiresources "k8s.io/kubectl/pkg/cmd/apiresources"
+	"k8s.io/kubectl/pkg/cmd/clusterinfo"
 	"k8s.io/kubectl/pkg/cmd/explain"
 	"k8s.io/kubectl/pkg/cmd/label"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -78,6 +80,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		label.NewCmdLabel(f, streams),
 		annotate.NewCmdAnnotate(cmd.Use, f, streams),
 		explain.NewCmdExplain(cmd.Use, f, streams),
+		kapiresources.NewCmdAPIVersions(f, streams),
+		clusterinfo.NewCmdClusterInfo(f, streams),
 	)
 	return cmd
 }

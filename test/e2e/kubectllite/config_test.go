@@ -339,6 +339,37 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestRawAPIVersionsClusterInfo: get --raw, api-versions and cluster-info
+// answer as kubectl's do.
+func TestRawAPIVersionsClusterInfo(t *testing.T) {
+	r := mustSucceed(t, "get", "--raw", "/version")
+	var v struct{ GitVersion string }
+	if err := json.Unmarshal([]byte(r.out), &v); err != nil || v.GitVersion != version.GitVersion {
+		t.Fatalf("get --raw /version: %v\n%s", err, r)
+	}
+	for _, tt := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"get", "--raw", "/nope"}, "Error from server (NotFound): the server could not find the requested resource\n"},
+		{[]string{"get", "--raw", "/version", "pods"}, "error: arguments may not be passed when --raw is specified\n"},
+		{[]string{"get", "--raw", "/version", "-o", "yaml"}, "error: --raw and --output are mutually exclusive\n"},
+	} {
+		r := kubectl(t, tt.args...)
+		if r.code != 1 || r.out != "" || r.err != tt.err {
+			t.Fatalf("%v: %s\nwant stderr %q", tt.args, r, tt.err)
+		}
+	}
+	r = mustSucceed(t, "api-versions")
+	if got := lines(r.out); len(got) < 3 || got[0] != "admissionregistration.k8s.io/v1" || got[len(got)-1] != "v1" || !strings.Contains(r.out, "\napps/v1\n") {
+		t.Fatalf("api-versions: %s", r)
+	}
+	r = mustSucceed(t, "cluster-info")
+	if !strings.Contains(r.out, "Kubernetes control plane") || !strings.Contains(r.out, "is running at") {
+		t.Fatalf("cluster-info: %s", r)
+	}
+}
+
 func TestAuthCanI(t *testing.T) {
 	groups, err := env.cs.Discovery().ServerGroups()
 	if err != nil {
