@@ -1,10 +1,16 @@
 package kubelet
 
 import (
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 )
 
 // A container's own restartPolicy and restartPolicyRules (upstream's
@@ -61,5 +67,42 @@ func TestContainerRestartRulesOverrideThePodsPolicy(t *testing.T) {
 				t.Fatalf("phase %s, want %s", s.Phase, tc.phase)
 			}
 		})
+	}
+}
+
+// A container failing its liveness probe in a pod that does not restart it
+// is killed with upstream's 'Container main failed liveness probe' (no
+// ', will be restarted'), and the pod ends Failed.
+func TestLivenessKillWithoutRestartSaysSo(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.Prober = failingProbes{} })
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	pod := testPod("live-never", func(p *v1.Pod) {
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Spec.Containers[0].LivenessProbe = &v1.Probe{FailureThreshold: 1, PeriodSeconds: 1}
+	})
+	h.add(pod)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Sync by hand (no run context, so no workers), to stay deterministic.
+	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
+	first := h.running(pod, "main")
+	for {
+		if r, _ := h.kl.probes.Result(first.Id, prober.Liveness); r == prober.Failure {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
+	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
+	if h.running(pod, "main") != nil {
+		t.Fatal("main restarted under restartPolicy Never")
+	}
+	events := strings.Join(drainEvents(rec), "\n")
+	if !strings.Contains(events, "Normal Killing Container main failed liveness probe") || strings.Contains(events, "will be restarted") {
+		t.Fatalf("events:\n%s", events)
+	}
+	if s := h.status(pod); s.Phase != v1.PodFailed {
+		t.Fatalf("phase %s, want Failed", s.Phase)
 	}
 }

@@ -101,12 +101,25 @@ func (kl *Kubelet) syncSidecar(ctx context.Context, pod *v1.Pod, c *v1.Container
 // killUnhealthy stops a running container whose liveness or startup probe
 // failed, to be restarted, and reports whether it did.
 func (kl *Kubelet) killUnhealthy(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
+	// As upstream, the Killing event says it will restart only if the
+	// container's restart policy (else the pod's) is not Never.
+	restart := pod.Spec.RestartPolicy != v1.RestartPolicyNever
+	if c.RestartPolicy != nil {
+		restart = *c.RestartPolicy != v1.ContainerRestartPolicyNever
+	}
+	why := func(probe string) string {
+		msg := fmt.Sprintf("Container %s failed %s probe", c.Name, probe)
+		if restart {
+			msg += ", will be restarted"
+		}
+		return msg
+	}
 	if r, ok := kl.probes.Result(cur.Id, prober.Liveness); ok && r == prober.Failure {
-		_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.LivenessProbe), fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name))
+		_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.LivenessProbe), why("liveness"))
 		return true
 	}
 	if r, ok := kl.probes.Result(cur.Id, prober.Startup); ok && r == prober.Failure {
-		_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.StartupProbe), fmt.Sprintf("Container %s failed startup probe, will be restarted", c.Name))
+		_ = kl.stopContainer(ctx, pod, cur, probeGracePeriod(pod, c.StartupProbe), why("startup"))
 		return true
 	}
 	return false
