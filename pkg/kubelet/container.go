@@ -21,12 +21,22 @@ func (kl *Kubelet) podLogDir(ns, name string, uid types.UID) string {
 	return filepath.Join(kl.cfg.RootDir, "pod-logs", fmt.Sprintf("%s_%s_%s", ns, name, uid))
 }
 
-// qosClass is the pod's QoS class, as upstream computes it.
+// qosClass is the pod's QoS class: as upstream's GetPodQOS, the one the API
+// server gave it (which status updates may not change: a different one made
+// every status patch fail), else computed as upstream does, pod-level
+// resources deciding alone when given.
 func qosClass(pod *v1.Pod) v1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
 	requests, limits := v1.ResourceList{}, v1.ResourceList{}
 	guaranteed := true
 	any := false
-	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	if r := pod.Spec.Resources; r != nil && hasQOSResource(r.Requests, r.Limits) {
+		all = []v1.Container{{Resources: *r}}
+	}
+	for _, c := range all {
 		for name, q := range c.Resources.Requests {
 			if name == v1.ResourceCPU || name == v1.ResourceMemory {
 				if !q.IsZero() {
@@ -55,6 +65,19 @@ func qosClass(pod *v1.Pod) v1.PodQOSClass {
 		return v1.PodQOSGuaranteed
 	}
 	return v1.PodQOSBurstable
+}
+
+// hasQOSResource reports whether any of the lists names CPU or memory.
+func hasQOSResource(lists ...v1.ResourceList) bool {
+	for _, l := range lists {
+		if _, ok := l[v1.ResourceCPU]; ok {
+			return true
+		}
+		if _, ok := l[v1.ResourceMemory]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // podCgroupParent places a pod under kubepods[/burstable|/besteffort], like

@@ -93,3 +93,23 @@ func TestStartErrorReportsTheEpochAsItsStart(t *testing.T) {
 		t.Fatalf("terminated %+v", term)
 	}
 }
+
+// The status keeps the QoS class the API server gave the pod (it may not
+// change); a pod with pod-level resources got its containers' BestEffort,
+// so that every status patch was refused and the pod stayed Pending.
+func TestQOSClassIsTheOneTheAPIServerGave(t *testing.T) {
+	guaranteed := v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")}
+	podLevel := func(p *v1.Pod) {
+		p.Spec.Resources = &v1.ResourceRequirements{Requests: guaranteed, Limits: guaranteed}
+	}
+	if got := qosClass(testPod("computed", podLevel)); got != v1.PodQOSGuaranteed {
+		t.Fatalf("pod-level resources: %s, want Guaranteed", got)
+	}
+	h := newHarness(t)
+	pod := testPod("given", podLevel, func(p *v1.Pod) { p.Status.QOSClass = v1.PodQOSBurstable })
+	h.add(pod)
+	h.sync(pod)
+	if got := h.status(pod).QOSClass; got != v1.PodQOSBurstable {
+		t.Fatalf("status qosClass %s, want the API server's Burstable", got)
+	}
+}
