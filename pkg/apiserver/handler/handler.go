@@ -161,6 +161,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, NotFound(r))
 		return
 	}
+	// The answer's form is settled before anything is written: a create
+	// refused afterwards for its Accept header would still have happened.
+	if sub != "log" {
+		if _, err := negotiate(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	switch sub {
 	case "":
 		h.serveMain(w, r, info, st, ns, name)

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 )
 
 // outputKind is what form the client asked the response in.
@@ -42,6 +44,7 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 	if accept == "" {
 		return mediaChoice{}, nil
 	}
+	mediaKnown := false
 	for _, entry := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(entry))
 		if err != nil {
@@ -53,6 +56,7 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 		case "application/yaml":
 			c.yaml = true
 		case protobufType:
+			mediaKnown = true
 			if params["as"] != "" {
 				continue
 			}
@@ -60,15 +64,16 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 		default:
 			continue
 		}
+		mediaKnown = true
 		switch params["as"] {
 		case "":
 		case "Table":
-			if params["g"] != "meta.k8s.io" {
+			if params["g"] != "meta.k8s.io" || !metaVersion(params["v"]) {
 				continue
 			}
 			c.kind, c.tableVers = outputTable, versionOr(params["v"])
 		case "PartialObjectMetadata", "PartialObjectMetadataList":
-			if params["g"] != "meta.k8s.io" {
+			if params["g"] != "meta.k8s.io" || !metaVersion(params["v"]) {
 				continue
 			}
 			c.kind, c.tableVers, c.partialAs = outputPartialMetadata, versionOr(params["v"]), params["as"]
@@ -77,8 +82,29 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 		}
 		return c, nil
 	}
+	if !mediaKnown {
+		return mediaChoice{}, notAcceptable(r)
+	}
 	return mediaChoice{}, failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 		"only the following media types are accepted: "+strings.Join(objectTypes, ", "))
+}
+
+// metaVersion reports whether meta.k8s.io serves Tables and partial
+// metadata in version v (empty: the current one).
+func metaVersion(v string) bool { return v == "" || v == "v1" || v == "v1beta1" }
+
+// notAcceptable is upstream's 406 for an Accept header naming no media type
+// the endpoint produces: the list it gives includes the watch streams where
+// the request could be a watch.
+func notAcceptable(r *http.Request) error {
+	types := objectTypes
+	if info, ok := request.InfoFrom(r.Context()); ok && info.Name == "" && (info.Verb == "list" || info.Verb == "watch") {
+		types = append(slices.Clip(types), "application/json;stream=watch", protobufType+";stream=watch")
+	}
+	err := failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		"406: Not Acceptable\n\nAvailable representations: "+strings.Join(types, ", "))
+	err.ErrStatus.Details = &metav1.StatusDetails{}
+	return err
 }
 
 func versionOr(v string) string {

@@ -57,7 +57,8 @@ func TestBadInput(t *testing.T) {
 		"unsupported media type":      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
 		"a patch type on create":      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
 		"a patch in plain JSON":       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
-		"unknown Accept":              "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"unknown Accept": "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, " +
+			"application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
 		// kubectl create (which asks for Strict) prints these after "error when creating".
 		"unknown field with fieldValidation=Strict": `ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "spec"`,
 		"a field of the wrong type":                 `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number`,
@@ -87,6 +88,26 @@ func TestBadInput(t *testing.T) {
 		r := raw.do(t, http.MethodGet, "/api/v1/namespaces/default/configmaps", "", nil, "Accept", "text/html")
 		if st := r.status(t); r.code != http.StatusNotAcceptable || st.Message != upstreamMessages["unknown Accept"] {
 			t.Errorf("Accept: text/html = %d %q, want 406 %q", r.code, st.Message, upstreamMessages["unknown Accept"])
+		}
+		// A write whose answer cannot be given is not made.
+		r = raw.do(t, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json",
+			[]byte(`{"metadata":{"name":"unanswerable"}}`), "Accept", "text/html")
+		want := "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+		if st := r.status(t); r.code != http.StatusNotAcceptable || st.Message != want {
+			t.Errorf("POST with Accept: text/html = %d %q, want 406 %q", r.code, st.Message, want)
+		}
+		if r := raw.do(t, http.MethodGet, "/api/v1/namespaces/default/configmaps/unanswerable", "", nil); r.code != http.StatusNotFound {
+			t.Errorf("after a POST refused with 406, GET = %d, want 404 (not created)", r.code)
+		}
+		// A Table of a version meta.k8s.io does not have is refused, or
+		// the next acceptable type is served.
+		r = raw.do(t, http.MethodGet, "/api/v1/namespaces/default/configmaps", "", nil, "Accept", "application/json;as=Table;v=v9;g=meta.k8s.io")
+		if st := r.status(t); r.code != http.StatusNotAcceptable || !strings.HasPrefix(st.Message, "only the following media types are accepted") {
+			t.Errorf("Table v9 = %d %q, want 406", r.code, st.Message)
+		}
+		r = raw.do(t, http.MethodGet, "/api/v1/namespaces/default/configmaps", "", nil, "Accept", "application/json;as=Table;v=v9;g=meta.k8s.io,application/json")
+		if r.code != http.StatusOK || !strings.Contains(string(r.body), `"kind":"ConfigMapList"`) {
+			t.Errorf("Table v9 then JSON = %d %.200s, want a ConfigMapList", r.code, r.body)
 		}
 	})
 }
