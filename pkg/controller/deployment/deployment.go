@@ -291,6 +291,10 @@ func (c *Controller) replicaSetsAndRevision(ctx context.Context, d *appsv1.Deplo
 func (c *Controller) refreshNewRS(ctx context.Context, d *appsv1.Deployment, rs *appsv1.ReplicaSet, newRevision int64) (*appsv1.ReplicaSet, error) {
 	changed := copyAnnotations(d, rs)
 	if revision(rs) < newRevision {
+		if old, ok := rs.Annotations[RevisionAnnotation]; ok {
+			// Rolled back to: keep the revisions it had, as upstream.
+			recordRevisionHistory(rs, old)
+		}
 		rs.Annotations[RevisionAnnotation] = fmt.Sprint(newRevision)
 		changed = true
 	}

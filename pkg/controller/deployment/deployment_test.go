@@ -238,6 +238,17 @@ func TestRollbackReusesOldReplicaSetWithNewRevision(t *testing.T) {
 	if got := c.deployment().Annotations[RevisionAnnotation]; got != "3" {
 		t.Errorf("deployment revision %q, want 3", got)
 	}
+	// As upstream, the reused ReplicaSet remembers the revisions it was.
+	c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "v2" })
+	c.rollOut(4, 2)
+	c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "v1" })
+	c.rollOut(4, 2)
+	for _, rs := range c.replicaSets() {
+		want := map[string]string{"v1": "1,3", "v2": "2"}[rs.Spec.Template.Spec.Containers[0].Image]
+		if got := rs.Annotations[revisionHistoryAnnotation]; got != want {
+			t.Errorf("%s revision-history %q, want %q", rs.Name, got, want)
+		}
+	}
 }
 
 func TestRecreateScalesOldToZeroFirst(t *testing.T) {
@@ -499,5 +510,18 @@ func TestReplicaSetCreateError(t *testing.T) {
 		}
 	default:
 		t.Error("no event")
+	}
+}
+
+// The revision-history annotation stays within upstream's 2000 characters
+// by dropping its oldest revisions.
+func TestRevisionHistoryIsBounded(t *testing.T) {
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}}}
+	for i := 1; i <= 1000; i++ {
+		recordRevisionHistory(rs, fmt.Sprint(i))
+	}
+	got := rs.Annotations[revisionHistoryAnnotation]
+	if len(got) > revisionHistoryLimit || !strings.HasSuffix(got, ",999,1000") || strings.HasPrefix(got, "1,") {
+		t.Errorf("revision-history of %d characters, %q...%q", len(got), got[:10], got[len(got)-10:])
 	}
 }

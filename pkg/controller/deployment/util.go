@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -303,4 +304,28 @@ func setReplicasAnnotations(rs *appsv1.ReplicaSet, desired, maxTotal int32) bool
 	rs.Annotations[DesiredReplicasAnnotation] = d
 	rs.Annotations[MaxReplicasAnnotation] = m
 	return true
+}
+
+// revisionHistoryLimit bounds the revision-history annotation, in
+// characters, as upstream does.
+const revisionHistoryLimit = 2000
+
+// recordRevisionHistory appends old to rs's revision-history annotation,
+// dropping its oldest entries to stay within revisionHistoryLimit.
+func recordRevisionHistory(rs *appsv1.ReplicaSet, old string) {
+	cur := rs.Annotations[revisionHistoryAnnotation]
+	if cur == "" {
+		rs.Annotations[revisionHistoryAnnotation] = old
+		return
+	}
+	revs := strings.Split(cur, ",")
+	total := len(cur) + len(old) + 1
+	start := 0
+	for total > revisionHistoryLimit && start < len(revs) {
+		total -= len(revs[start]) + 1
+		start++
+	}
+	if total <= revisionHistoryLimit {
+		rs.Annotations[revisionHistoryAnnotation] = strings.Join(append(revs[start:], old), ",")
+	}
 }
