@@ -105,7 +105,15 @@ func TestSubPathShowsTheVolumesPathAndIsUnmountedWithThePod(t *testing.T) {
 			t.Fatal("the pod was never deleted")
 		}
 	}
-	if got := subPathMounts(t, string(created.UID)); len(got) != 0 {
-		t.Errorf("after the pod is gone its subPath mounts are left: %v", got)
+	// A terminal pod leaves the API at once (grace period 0): the kubelet
+	// cleans up after, so its mounts go some time later.
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
+		got := subPathMounts(t, string(created.UID))
+		if len(got) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the pod is gone its subPath mounts are left: %v", got)
+		}
 	}
 }
