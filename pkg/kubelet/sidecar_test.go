@@ -254,3 +254,23 @@ func TestPodRequestCountsSidecars(t *testing.T) {
 		})
 	}
 }
+
+// A pod whose last init container is a started sidecar has initialized, as
+// upstream's status manager reads it when the pod ends: its app containers
+// that never ran are then reported ContainerStatusUnknown.
+func TestPodWithStartedSidecarLastHasInitialized(t *testing.T) {
+	yes := true
+	pod := testPod("init", withSidecars("proxy"))
+	pod.Status.InitContainerStatuses = []v1.ContainerStatus{{Name: "proxy", Started: &yes,
+		State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}
+	pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "main",
+		State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
+	if !hasPodInitialized(pod) {
+		t.Fatal("a pod whose last init container is a started sidecar has not initialized")
+	}
+	no := false
+	pod.Status.InitContainerStatuses[0].Started = &no
+	if hasPodInitialized(pod) {
+		t.Fatal("a pod whose sidecar has not started has initialized")
+	}
+}

@@ -104,6 +104,10 @@ func hasPodInitialized(pod *v1.Pod) bool {
 	}
 	if l := len(pod.Status.InitContainerStatuses); l > 0 {
 		last := pod.Status.InitContainerStatuses[l-1]
+		if l <= len(pod.Spec.InitContainers) && isSidecar(&pod.Spec.InitContainers[l-1]) {
+			// A sidecar last has only to have started.
+			return last.State.Running != nil && last.Started != nil && *last.Started
+		}
 		for _, t := range []*v1.ContainerStateTerminated{last.LastTerminationState.Terminated, last.State.Terminated} {
 			if t != nil && t.ExitCode == 0 {
 				return true
