@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,6 +36,14 @@ type discovery struct {
 
 var objectVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
+// verbsOf lists the verbs a resource serves.
+func verbsOf(res *registry.Resource) metav1.Verbs {
+	if !res.NoDeleteCollection {
+		return objectVerbs
+	}
+	return slices.DeleteFunc(slices.Clone(objectVerbs), func(v string) bool { return v == "deletecollection" })
+}
+
 func newDiscovery(resources []*registry.Resource) *discovery {
 	lists := map[schema.GroupVersion]*metav1.APIResourceList{}
 	var order []schema.GroupVersion
@@ -48,7 +57,7 @@ func newDiscovery(resources []*registry.Resource) *discovery {
 		}
 		l.APIResources = append(l.APIResources, metav1.APIResource{
 			Name: res.Name, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: objectVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs: verbsOf(res), ShortNames: res.ShortNames, Categories: res.Categories,
 			StorageVersionHash: storageVersionHash(res.GroupVersionKind()),
 		})
 		if res.Status != nil {

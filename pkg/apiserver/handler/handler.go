@@ -199,7 +199,7 @@ func (h *Handler) serveMain(w http.ResponseWriter, r *http.Request, info *reques
 			return
 		}
 		h.create(w, r, st, ns)
-	case name == "" && r.Method == http.MethodDelete:
+	case name == "" && r.Method == http.MethodDelete && !st.NoDeleteCollection:
 		h.deleteCollection(w, r, st, ns)
 	case name != "" && r.Method == http.MethodGet:
 		if info.Verb == "watch" {

@@ -268,10 +268,12 @@ func (o *opBuilder) addResource(b *Builder, out map[string]*pathItem) {
 	collection.Post.Description = "create a " + r.Kind
 	collection.Post.Parameters = o.query(writeParams()...)
 	o.withBody(collection.Post, kindType, "*/*")
-	collection.Delete = o.newOp(id("deletecollection", ""), "deletecollection", gvk, statusType, "200")
-	collection.Delete.Description = "delete collection of " + r.Kind
-	collection.Delete.Parameters = o.query(append(deleteParams(), listParams()...)...)
-	o.withBody(collection.Delete, reflect.TypeFor[metav1.DeleteOptions](), "*/*")
+	if !r.NoDeleteCollection {
+		collection.Delete = o.newOp(id("deletecollection", ""), "deletecollection", gvk, statusType, "200")
+		collection.Delete.Description = "delete collection of " + r.Kind
+		collection.Delete.Parameters = o.query(append(deleteParams(), listParams()...)...)
+		o.withBody(collection.Delete, reflect.TypeFor[metav1.DeleteOptions](), "*/*")
+	}
 	out[prefix+"/"+r.Name] = collection
 
 	if r.Namespaced && listType != nil {

@@ -110,6 +110,9 @@ type Resource struct {
 	// Success Status naming it. Objects that stay (graceful deletion,
 	// finalizers) are always returned.
 	ReturnDeletedObject bool
+	// NoDeleteCollection refuses DELETE on the collection (405), as
+	// upstream does for namespaces: one request must not end them all.
+	NoDeleteCollection bool
 	// ExtraSubresources are served by dedicated handlers (pods/binding,
 	// pods/log, pods/eviction); they are listed here for discovery.
 	ExtraSubresources []Subresource

@@ -2,6 +2,7 @@ package apiserverextra
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -42,6 +43,7 @@ func TestBadInput(t *testing.T) {
 		{"missing object", http.MethodGet, "/api/v1/namespaces/default/configmaps/absent", "", "", 404, metav1.StatusReasonNotFound},
 		{"wrong verb on a collection", http.MethodPut, "/api/v1/namespaces/default/configmaps", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
 		{"wrong verb on a subresource", http.MethodDelete, "/api/v1/namespaces/default/pods/p/binding", "", "", 405, metav1.StatusReasonMethodNotAllowed},
+		{"deletecollection of namespaces", http.MethodDelete, "/api/v1/namespaces", "", "", 405, metav1.StatusReasonMethodNotAllowed},
 		{"body over 3 MiB", http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", big, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"unsupported media type", http.MethodPost, "/api/v1/namespaces/default/configmaps", "text/csv", "a,b", 415, metav1.StatusReasonUnsupportedMediaType},
 		{"unknown field with fieldValidation=Strict", http.MethodPost, "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"spec":{}}`, 400, metav1.StatusReasonBadRequest},
@@ -52,11 +54,12 @@ func TestBadInput(t *testing.T) {
 	}
 	// Messages as upstream words them: clients and people search for them.
 	upstreamMessages := map[string]string{
-		"wrong verb on a collection":  "the server does not allow this method on the requested resource",
-		"wrong verb on a subresource": "the server does not allow this method on the requested resource",
-		"unsupported media type":      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
-		"a patch type on create":      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
-		"a patch in plain JSON":       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+		"wrong verb on a collection":     "the server does not allow this method on the requested resource",
+		"wrong verb on a subresource":    "the server does not allow this method on the requested resource",
+		"deletecollection of namespaces": "the server does not allow this method on the requested resource",
+		"unsupported media type":         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"a patch type on create":         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		"a patch in plain JSON":          "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
 		"unknown Accept": "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, " +
 			"application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
 		// kubectl create (which asks for Strict) prints these after "error when creating".
@@ -84,6 +87,18 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+	t.Run("namespaces have no deletecollection", func(t *testing.T) {
+		rl, err := s.Client.Discovery().ServerResourcesForGroupVersion("v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ns := find(rl.APIResources, "namespaces"); ns == nil || slices.Contains(ns.Verbs, "deletecollection") {
+			t.Errorf("namespaces in discovery = %+v, want it without deletecollection", ns)
+		}
+		if _, err := s.Client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+			t.Errorf("the refused deletecollection touched namespace default: %v", err)
+		}
+	})
 	t.Run("unknown Accept", func(t *testing.T) {
 		r := raw.do(t, http.MethodGet, "/api/v1/namespaces/default/configmaps", "", nil, "Accept", "text/html")
 		if st := r.status(t); r.code != http.StatusNotAcceptable || st.Message != upstreamMessages["unknown Accept"] {

@@ -45,6 +45,8 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		ValidateName: apimachineryvalidation.ValidateNamespaceName,
 		Finalize:     FinalizeStrategy(),
 		Deletion:     Deletion{},
+		// As upstream: namespaces are deleted one by one.
+		NoDeleteCollection: true,
 		// As upstream's namespaces: a DELETE answers with the namespace.
 		ReturnDeletedObject: true,
 		ExtraSubresources: []registry.Subresource{
