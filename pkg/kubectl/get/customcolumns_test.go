@@ -3,6 +3,7 @@ package get
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +64,7 @@ func TestCustomColumnsRejectsBadSpecs(t *testing.T) {
 }
 
 func TestToTableFallsBackToNameAndAge(t *testing.T) {
-	created := metav1.NewTime(metav1.Now().Rfc3339Copy().Time)
+	created := metav1.NewTime(metav1.Now().Add(-72*time.Hour - time.Minute))
 	p := pod("plain", nil)
 	p.CreationTimestamp = created
 	table, err := defaultTable(p)
@@ -72,6 +73,10 @@ func TestToTableFallsBackToNameAndAge(t *testing.T) {
 	}
 	if len(table.Rows) != 1 || table.Rows[0].Cells[0] != "plain" || table.ColumnDefinitions[0].Name != "Name" {
 		t.Fatalf("table %+v", table)
+	}
+	// kubectl's --server-print=false columns: NAME and AGE.
+	if table.ColumnDefinitions[1].Name != "Age" || table.Rows[0].Cells[1] != "3d" {
+		t.Fatalf("second column %q, cell %v; want Age, 3d", table.ColumnDefinitions[1].Name, table.Rows[0].Cells[1])
 	}
 }
 

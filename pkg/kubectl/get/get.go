@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/liggitt/tabwriter"
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -53,6 +55,15 @@ type Options struct {
 	Filenames      resource.FilenameOptions
 	// Raw is a URI to GET from the server and print as it comes.
 	Raw string
+	// Template is --template, the template of -o go-template|jsonpath.
+	Template  string
+	ChunkSize int64
+	// ServerPrint asks the server for its Table; without it, only
+	// names and ages are shown.
+	ServerPrint bool
+	// ShowManagedFields is accepted as kubectl's; this server records
+	// no managed fields, so there are none to hide.
+	ShowManagedFields bool
 
 	streams genericiooptions.IOStreams
 }
@@ -83,6 +94,11 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files identifying the resources to get")
 	fl.BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
 	fl.StringVar(&o.Raw, "raw", "", "Raw URI to request from the server.  Uses the transport specified by the kubeconfig file.")
+	fl.StringVarP(&o.Filenames.Kustomize, "kustomize", "k", "", "Process the kustomization directory. This flag can't be used together with -f or -R.")
+	fl.StringVar(&o.Template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file. The template format is golang templates [http://golang.org/pkg/text/template/#pkg-overview].")
+	fl.Int64Var(&o.ChunkSize, "chunk-size", 500, "Return large lists in chunks rather than all at once. Pass 0 to disable.")
+	fl.BoolVar(&o.ServerPrint, "server-print", true, "If true, have the server return the appropriate table output. Supports extension APIs and CRDs.")
+	fl.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	return cmd
 }
 
@@ -98,12 +114,22 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if len(args) == 0 && cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
 		return fmt.Errorf("you must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources")
 	}
+	if o.Template != "" && o.Output == "" {
+		// As kubectl: a template alone means -o go-template.
+		o.Output = "go-template"
+	}
+	if o.ShowLabels && !o.human() {
+		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
+	}
 	if o.WatchEvents && !o.Watch && !o.WatchOnly {
 		return fmt.Errorf("--output-watch-events option can only be used with --watch or --watch-only")
 	}
 	objPrinter, err := o.objectPrinter()
 	if err != nil {
 		return err
+	}
+	if o.SortBy != "" && (o.Watch || o.WatchOnly) {
+		fmt.Fprintln(o.streams.ErrOut, "warning: --watch requested, --sort-by will be ignored for watch events received")
 	}
 	if o.SortBy != "" {
 		if o.SortBy, err = kget.RelaxedJSONPathExpression(o.SortBy); err != nil {
@@ -122,6 +148,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		FieldSelectorParam(o.FieldSelector).
 		ResourceTypeOrNameArgs(true, args...).
 		ContinueOnError().
+		RequestChunksOf(o.ChunkSize).
 		Latest()
 	if o.Watch || o.WatchOnly {
 		// One watch request follows one resource: several types are
@@ -132,7 +159,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		// needs the list itself, even an empty one.
 		b = b.Flatten()
 	}
-	if o.human() {
+	if o.human() && o.ServerPrint {
 		b = b.TransformRequests(func(req *rest.Request) {
 			req.SetHeader("Accept", tableAccept)
 			if o.SortBy != "" {
@@ -234,6 +261,10 @@ func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
 	}
 	pf := genericclioptions.NewPrintFlags("")
 	pf.OutputFormat = &o.Output
+	// The go-template and jsonpath flags share this one argument.
+	*pf.TemplatePrinterFlags.TemplateArgument = o.Template
+	// Else a template given next to -o jsonpath is read as a go-template.
+	pf.OutputFlagSpecified = func() bool { return o.Output != "" }
 	p, err := pf.ToPrinter()
 	if genericclioptions.IsNoCompatiblePrinterError(err) {
 		formats := append(pf.AllowedFormats(), "custom-columns", "wide")
@@ -346,7 +377,7 @@ func decodeRowObjects(table *metav1.Table) error {
 func defaultTable(obj runtime.Object) (*metav1.Table, error) {
 	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name"},
-		{Name: "Created At", Type: "date"},
+		{Name: "Age", Type: "string"},
 	}}
 	add := func(o runtime.Object) error {
 		a, err := meta.Accessor(o)
@@ -354,7 +385,7 @@ func defaultTable(obj runtime.Object) (*metav1.Table, error) {
 			return err
 		}
 		table.Rows = append(table.Rows, metav1.TableRow{
-			Cells:  []interface{}{a.GetName(), a.GetCreationTimestamp().UTC().Format("2006-01-02T15:04:05Z")},
+			Cells:  []interface{}{a.GetName(), age(a.GetCreationTimestamp())},
 			Object: runtime.RawExtension{Object: o},
 		})
 		return nil
@@ -363,6 +394,14 @@ func defaultTable(obj runtime.Object) (*metav1.Table, error) {
 		return table, meta.EachListItem(obj, add)
 	}
 	return table, add(obj)
+}
+
+// age is kubectl's AGE cell: how long ago, in its short form.
+func age(created metav1.Time) string {
+	if created.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(time.Since(created.Time))
 }
 
 // watch prints the current state (unless --watch-only) and then every
@@ -403,10 +442,9 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			return err
 		}
 		rv = t.ResourceVersion
-		if singleName != "" {
-			if a, err := meta.Accessor(first.Object); err == nil && a.GetResourceVersion() != "" {
-				rv = a.GetResourceVersion()
-			}
+		if a, err := meta.ListAccessor(first.Object); err == nil && rv == "" && meta.IsListType(first.Object) {
+			// --server-print=false: the list itself, not a Table.
+			rv = a.GetResourceVersion()
 		}
 		if !o.WatchOnly {
 			if err := o.tablePrinter(first.Mapping, false, o.NoHeaders).PrintObj(o.asEvent(watch.Added, t), w); err != nil {
@@ -418,8 +456,6 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 	} else {
 		if a, err := meta.ListAccessor(first.Object); err == nil && meta.IsListType(first.Object) {
 			rv = a.GetResourceVersion()
-		} else if a, err := meta.Accessor(first.Object); err == nil {
-			rv = a.GetResourceVersion()
 		}
 		if !o.WatchOnly {
 			if err := o.printEach(first.Object, objPrinter); err != nil {
@@ -428,6 +464,14 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 		}
 	}
 
+	// One object's own resourceVersion may be older than the server's
+	// watch window (410 Expired once it has not changed for a while): as
+	// kubectl, watch it from "0", now, and drop the ADDED event that
+	// repeats what was just printed.
+	skipAdded := singleName != ""
+	if skipAdded {
+		rv = "0"
+	}
 	client, err := f.UnstructuredClientForMapping(first.Mapping)
 	if err != nil {
 		return err
@@ -451,7 +495,7 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 	if fieldSel != "" {
 		req = req.Param("fieldSelector", fieldSel)
 	}
-	if o.human() {
+	if o.human() && o.ServerPrint {
 		req = req.SetHeader("Accept", tableAccept)
 	}
 	wi, err := req.Watch(ctx)
@@ -472,6 +516,12 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			}
 			if ev.Type == watch.Bookmark {
 				continue
+			}
+			if skipAdded {
+				skipAdded = false
+				if ev.Type == watch.Added {
+					continue
+				}
 			}
 			if err := o.printEvent(w, ev, first.Mapping, objPrinter, !headerPrinted); err != nil {
 				return err

@@ -446,6 +446,32 @@ func TestGetWatchEventsAndSeveralNames(t *testing.T) {
 	}
 }
 
+// TestGetPrintFlags: kubectl's --template, --server-print, --chunk-size
+// and --show-labels checks.
+func TestGetPrintFlags(t *testing.T) {
+	ns := namespace(t)
+	createConfigMap(t, ns, "one", nil)
+	for _, tt := range []struct {
+		args             []string
+		code             int
+		wantOut, wantErr string
+	}{
+		{[]string{"configmaps", "--template={{range .items}}{{.metadata.name}}{{end}}"}, 0, "one", ""},
+		{[]string{"configmaps", "-o", "jsonpath", "--template={.items[0].metadata.name}"}, 0, "one", ""},
+		{[]string{"configmaps", "--chunk-size=1", "-o", "name"}, 0, "configmap/one\n", ""},
+		{[]string{"configmaps", "--show-labels", "-o", "yaml"}, 1, "", "error: --show-labels option cannot be used with yaml printer\n"},
+	} {
+		r := kubectl(t, append([]string{"get", "-n", ns}, tt.args...)...)
+		if r.code != tt.code || r.out != tt.wantOut || r.err != tt.wantErr {
+			t.Fatalf("get %v: %s\nwant exit %d, stdout %q, stderr %q", tt.args, r, tt.code, tt.wantOut, tt.wantErr)
+		}
+	}
+	r := mustSucceed(t, "get", "-n", ns, "configmaps", "--server-print=false")
+	if rows := table(r.out); len(rows) != 2 || strings.Join(rows[0], " ") != "NAME AGE" || rows[1][0] != "one" {
+		t.Fatalf("--server-print=false: %s", r)
+	}
+}
+
 // Usage errors end with kubectl's pointer to the command's help, and a
 // command group run without a subcommand prints its help and fails.
 func TestUsageErrors(t *testing.T) {
