@@ -815,7 +815,10 @@ func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, index int,
 	}
 	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
-		c.Events.Eventf(job, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		// As upstream, no event for the refusals of a namespace being deleted.
+		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			c.Events.Eventf(job, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		}
 		return err
 	}
 	c.Events.Eventf(job, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)

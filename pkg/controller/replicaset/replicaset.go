@@ -315,7 +315,11 @@ func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 	// up for this create, so the caller stops expecting one.
 	created, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
-		c.Events.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		// As upstream: a namespace being deleted refuses every create, and
+		// saying so for each pod would only bury the events that matter.
+		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			c.Events.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		}
 		return err
 	}
 	c.Events.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
@@ -401,11 +405,18 @@ func failureCondition(conds []appsv1.ReplicaSetCondition, manageErr error, now t
 	if errors.Is(manageErr, errDelete) {
 		reason = "FailedDelete"
 	}
-	if existing != nil && existing.Reason == reason && existing.Message == manageErr.Error() {
+	// As upstream, the message is the apiserver's own refusal (quota,
+	// admission), not this controller's wrapping of it.
+	msg := manageErr.Error()
+	var apiErr apierrors.APIStatus
+	if reason == "FailedCreate" && errors.As(manageErr, &apiErr) {
+		msg = apiErr.Status().Message
+	}
+	if existing != nil && existing.Reason == reason && existing.Message == msg {
 		return append(out, *existing)
 	}
 	return append(out, appsv1.ReplicaSetCondition{
 		Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: reason,
-		Message: manageErr.Error(), LastTransitionTime: metav1.NewTime(now),
+		Message: msg, LastTransitionTime: metav1.NewTime(now),
 	})
 }

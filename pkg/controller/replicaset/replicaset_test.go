@@ -2,6 +2,7 @@ package replicaset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -10,10 +11,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -270,5 +276,40 @@ func TestScaleDownThinsCrowdedNodes(t *testing.T) {
 	}
 	if got := f.deletedPods(); !slices.Equal(got, []string{"crowded"}) {
 		t.Errorf("deleted %v, want [crowded]", got)
+	}
+}
+
+// A refused create shows, as upstream, the apiserver's own message in
+// ReplicaFailure and a FailedCreate event, except while the namespace is
+// being deleted, when every create is refused and no event is recorded.
+func TestCreateRefused(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-", errors.New("exceeded quota: q"))
+	terminating := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-", errors.New("namespace default is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	for _, tt := range []struct {
+		name      string
+		err       *apierrors.StatusError
+		wantEvent bool
+	}{{"quota", forbidden, true}, {"namespace terminating", terminating, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, newRS(1))
+			rec := record.NewFakeRecorder(10)
+			f.ctrl.Events = rec
+			f.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.err })
+			_ = f.ctrl.sync(context.Background(), "default/web")
+			rs, _ := f.client.AppsV1().ReplicaSets("default").Get(context.Background(), "web", metav1.GetOptions{})
+			var got string
+			for _, c := range rs.Status.Conditions {
+				if c.Type == appsv1.ReplicaSetReplicaFailure {
+					got = c.Reason + ": " + c.Message
+				}
+			}
+			if want := "FailedCreate: " + tt.err.Error(); got != want {
+				t.Errorf("ReplicaFailure %q, want %q", got, want)
+			}
+			if n := len(rec.Events); (n > 0) != tt.wantEvent {
+				t.Errorf("%d events, want an event: %t", n, tt.wantEvent)
+			}
+		})
 	}
 }
