@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,7 +12,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -1358,5 +1362,31 @@ func TestSuspendAndResume(t *testing.T) {
 	}
 	if got.Status.StartTime == nil || !got.Status.StartTime.Time.Equal(clk.Now()) {
 		t.Errorf("resumed: startTime %v, want %v", got.Status.StartTime, clk.Now())
+	}
+}
+
+// A namespace being deleted refuses every pod create; as upstream, the Job
+// records no FailedCreate event for it (other refusals still get one).
+func TestNoFailedCreateEventInTerminatingNamespace(t *testing.T) {
+	ctx := context.Background()
+	for _, terminating := range []bool{false, true} {
+		c, client, _ := newController(ctx, newJob(nil), clocktesting.NewFakeClock(now))
+		rec := record.NewFakeRecorder(10)
+		c.Events = rec
+		refusal := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "pi-", errors.New("refused"))
+		if terminating {
+			refusal.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+		}
+		client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, refusal })
+		_ = c.sync(ctx, "default/pi")
+		var failed int
+		for len(rec.Events) > 0 {
+			if e := <-rec.Events; strings.HasPrefix(e, "Warning FailedCreate ") {
+				failed++
+			}
+		}
+		if (failed > 0) == terminating {
+			t.Errorf("namespace terminating %t: %d FailedCreate events", terminating, failed)
+		}
 	}
 }
