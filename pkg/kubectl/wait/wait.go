@@ -291,7 +291,6 @@ func (o *Options) waitCreated(ctx context.Context, find func() (*resource.Result
 // waitOne waits for one condition on one object and returns what to
 // print: the object as last seen (a reference when it is gone).
 func (o *Options) waitOne(ctx, wctx context.Context, dyn dynamic.Interface, info *resource.Info, c Condition, once bool) (runtime.Object, error) {
-	ref := strings.ToLower(info.Mapping.GroupVersionKind.GroupKind().String()) + "/" + info.Name
 	var last *unstructured.Unstructured
 	var metErr error
 	done := func(u *unstructured.Unstructured) bool {
@@ -311,7 +310,8 @@ func (o *Options) waitOne(ctx, wctx context.Context, dyn dynamic.Interface, info
 			return nil, err
 		}
 		if !done(u) {
-			return nil, fmt.Errorf("condition not met for %s", ref)
+			// kubectl names it by resource: pods/x.
+			return nil, fmt.Errorf("condition not met for %s", info.ObjectName())
 		}
 	} else if err := objwait.Until(wctx, dyn, info.Mapping, info.Namespace, info.Name, done); err != nil {
 		if wctx.Err() != nil {

@@ -657,7 +657,7 @@ func TestWait(t *testing.T) {
 	t.Run("check once with --timeout=0", func(t *testing.T) {
 		createPod(t, ns, "never", nil)
 		r := kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "pod/never", "--timeout=0")
-		if r.code != 1 || r.err != "error: condition not met for pod/never\n" {
+		if r.code != 1 || r.err != "error: condition not met for pods/never\n" {
 			t.Fatalf("%s", r)
 		}
 	})
