@@ -63,6 +63,9 @@ type Controller struct {
 
 	mu     sync.Mutex
 	health map[string]*nodeHealth
+	// scheduled are the pods whose eviction waits for a tolerationSeconds
+	// to run out, so that calling it off can be told, as upstream does.
+	scheduled map[string]bool
 }
 
 // nodeHealth is what this process last saw of a Node's liveness, stamped
@@ -90,6 +93,7 @@ func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, leases c
 		cfg:         cfg,
 		Events:      controllerutil.NopRecorder{},
 		health:      map[string]*nodeHealth{},
+		scheduled:   map[string]bool{},
 	}
 	_ = pods.Informer().AddIndexers(cache.Indexers{podsByNodeIndex: func(obj any) ([]string, error) {
 		p, ok := obj.(*corev1.Pod)
@@ -126,7 +130,7 @@ func (c *Controller) enqueuePod(obj any) {
 
 func (c *Controller) enqueuePodsOf(obj any) {
 	n, ok := obj.(*corev1.Node)
-	if !ok || len(noExecute(n.Spec.Taints)) == 0 {
+	if !ok {
 		return
 	}
 	objs, _ := c.podIndexer.ByIndex(podsByNodeIndex, n.Name)
@@ -434,13 +438,13 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 		return nil
 	}
 	p, err := c.podLister.Pods(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
+	if p == nil || p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
+		c.mu.Lock()
+		delete(c.scheduled, key) // going anyway: nothing to call off
+		c.mu.Unlock()
 		return nil
 	}
 	n, err := c.nodeLister.Get(p.Spec.NodeName)
@@ -451,18 +455,29 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 		return err
 	}
 	taints := noExecute(n.Spec.Taints)
-	if len(taints) == 0 {
-		return nil
-	}
 	now := c.clock.Now()
 	at, evict := evictAt(p, taints, now)
-	if !evict {
+	if len(taints) == 0 || !evict {
+		c.mu.Lock()
+		was := c.scheduled[key]
+		delete(c.scheduled, key)
+		c.mu.Unlock()
+		if was {
+			// The taints went, or the pod now tolerates them for ever.
+			c.Events.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
+		}
 		return nil
 	}
 	if at.After(now) {
+		c.mu.Lock()
+		c.scheduled[key] = true
+		c.mu.Unlock()
 		c.evictions.AddAfter(key, at.Sub(now))
 		return nil
 	}
+	c.mu.Lock()
+	delete(c.scheduled, key)
+	c.mu.Unlock()
 	if err := c.markDisruptionTarget(ctx, p, now); err != nil {
 		return err
 	}

@@ -290,3 +290,41 @@ func TestRegisteredAndRemovingNodeEvents(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// A pod whose eviction waits on its tolerationSeconds, on a node that
+// recovers first, gets upstream's "Cancelling deletion" event and stays.
+func TestEvictionCancelledWhenTaintGoes(t *testing.T) {
+	f := newFixture(t)
+	rec := record.NewFakeRecorder(10)
+	f.ctrl.Events = rec
+	added := metav1.NewTime(start)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added}}}}
+	f.put(node)
+	f.put(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "p-uid"},
+		Spec: corev1.PodSpec{NodeName: "a", Tolerations: []corev1.Toleration{{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}}})
+	ctx := context.Background()
+	if err := f.ctrl.syncPod(ctx, "default/p"); err != nil {
+		t.Fatal(err)
+	}
+	node = node.DeepCopy()
+	node.Spec.Taints = nil
+	f.put(node)
+	f.clock.Step(time.Minute)
+	for range 2 { // the second sync has nothing more to say
+		if err := f.ctrl.syncPod(ctx, "default/p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var events []string
+	for len(rec.Events) > 0 {
+		events = append(events, <-rec.Events)
+	}
+	if want := []string{"Normal TaintManagerEviction Cancelling deletion of Pod default/p"}; !slices.Equal(events, want) {
+		t.Errorf("events %q, want %q", events, want)
+	}
+	if slices.Contains(controllertest.Writes(f.client), "delete pods") {
+		t.Error("pod evicted")
+	}
+}
