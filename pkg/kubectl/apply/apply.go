@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 	kubectlcreate "k8s.io/kubectl/pkg/cmd/create"
+	kapply "k8s.io/kubectl/pkg/cmd/apply"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
@@ -56,6 +57,8 @@ type Options struct {
 	// SaveConfig (create only) records the last-applied annotation, so
 	// that apply can manage the object later.
 	SaveConfig bool
+	// FieldManager names the writer of the object's fields to the server.
+	FieldManager string
 
 	streams genericiooptions.IOStreams
 }
@@ -92,6 +95,13 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 		RunE:  o.runE(f, true),
 	}
 	addCommonFlags(cmd, o, "apply")
+	cmd.Flags().StringVar(&o.FieldManager, "field-manager", "kubectl-client-side-apply", "Name of the manager used to track field ownership.")
+	// kubectl's own: they read or rewrite only the last-applied annotation.
+	cmd.AddCommand(
+		kapply.NewCmdApplyViewLastApplied(f, streams),
+		kapply.NewCmdApplySetLastApplied(f, streams),
+		kapply.NewCmdApplyEditLastApplied(f, streams),
+	)
 	return cmd
 }
 
@@ -105,6 +115,7 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	}
 	addCommonFlags(cmd, o, "create")
 	cmd.Flags().BoolVar(&o.SaveConfig, "save-config", false, "Record the configuration in the last-applied annotation, for later applies")
+	cmd.Flags().StringVar(&o.FieldManager, "field-manager", "kubectl-create", "Name of the manager used to track field ownership.")
 	// kubectl's generators (`create deployment web --image=...`, usually
 	// with --dry-run=client -o yaml to write a manifest), for the kinds
 	// kube-lite serves.
@@ -258,7 +269,7 @@ func asList(infos []*resource.Info) (runtime.Object, error) {
 // helperFor also asks the server for the same field validation as the
 // client did, so that --validate=ignore silences the server's warnings too.
 func (o *Options) helperFor(info *resource.Info) *resource.Helper {
-	h := resource.NewHelper(info.Client, info.Mapping).DryRun(o.DryRun == cmdutil.DryRunServer)
+	h := resource.NewHelper(info.Client, info.Mapping).DryRun(o.DryRun == cmdutil.DryRunServer).WithFieldManager(o.FieldManager)
 	switch mode, _ := validate.ParseDirective(o.Validate); mode {
 	case validate.Strict:
 		return h.WithFieldValidation(metav1.FieldValidationStrict)

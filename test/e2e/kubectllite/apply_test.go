@@ -406,3 +406,29 @@ status: {}
 		t.Fatalf("%s", r)
 	}
 }
+
+// TestApplyLastAppliedSubcommands: apply's view-last-applied and
+// set-last-applied exist, and --field-manager is taken, as with kubectl.
+func TestApplyLastAppliedSubcommands(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	one := writeFile(t, dir, "one.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: la}\ndata: {a: \"1\"}\n")
+	two := writeFile(t, dir, "two.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: la}\ndata: {a: \"2\"}\n")
+	if r := mustSucceed(t, "apply", "-n", ns, "-f", one, "--field-manager=me"); r.out != "configmap/la created\n" {
+		t.Fatalf("%s", r)
+	}
+	want := "apiVersion: v1\ndata:\n  a: \"1\"\nkind: ConfigMap\nmetadata:\n  annotations: {}\n  name: la\n  namespace: " + ns + "\n"
+	if r := mustSucceed(t, "apply", "view-last-applied", "-n", ns, "configmap/la"); r.out != want {
+		t.Fatalf("%s\nwant stdout %q", r, want)
+	}
+	if r := mustSucceed(t, "apply", "set-last-applied", "-n", ns, "-f", two); r.out != "configmap/la configured\n" {
+		t.Fatalf("%s", r)
+	}
+	if r := mustSucceed(t, "apply", "view-last-applied", "-n", ns, "configmap/la"); !strings.Contains(r.out, "a: \"2\"") {
+		t.Fatalf("set-last-applied did not record the file: %s", r)
+	}
+	r := kubectl(t, "apply", "view-last-applied", "-n", ns, "configmap/nope")
+	if r.code != 1 || r.err != `Error from server (NotFound): configmaps "nope" not found`+"\n" {
+		t.Fatalf("%s", r)
+	}
+}
