@@ -30,8 +30,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
-	kubectlcreate "k8s.io/kubectl/pkg/cmd/create"
 	kapply "k8s.io/kubectl/pkg/cmd/apply"
+	kubectlcreate "k8s.io/kubectl/pkg/cmd/create"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
