@@ -67,14 +67,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 	if generated {
 		m.SetName(h.generateName(m.GetGenerateName()))
 	}
-	if m.GetUID() == "" {
-		m.SetUID(uuid.NewUUID())
-	}
-	m.SetCreationTimestamp(metav1.NewTime(h.clock.Now()))
-	m.SetDeletionTimestamp(nil)
-	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetManagedFields(nil)
-	m.SetSelfLink("")
+	h.initCreated(m)
 
 	a := h.attrs(r, st, admission.Create, "", ns, m.GetName(), obj, nil, dry)
 	if err := h.admission.Mutate(ctx, a); err != nil {
@@ -106,6 +99,56 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 		h.respond(w, r, st, http.StatusCreated, out)
 		return
 	}
+}
+
+// initCreated sets the metadata the server owns on an object it creates.
+func (h *Handler) initCreated(m metav1.Object) {
+	if m.GetUID() == "" {
+		m.SetUID(uuid.NewUUID())
+	}
+	m.SetCreationTimestamp(metav1.NewTime(h.clock.Now()))
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetManagedFields(nil)
+	m.SetSelfLink("")
+}
+
+// createOnUpdate creates the object a PUT names when the resource allows
+// it and nothing is stored under that name; it reports whether it
+// answered. A create that loses a race to another one falls back to the
+// update.
+func (h *Handler) createOnUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, obj runtime.Object, dry bool) bool {
+	ctx := r.Context()
+	m := metaOf(obj)
+	if !st.AllowCreateOnUpdate {
+		return false
+	}
+	if err := st.Storage.Get(ctx, st.Key(ns, name), st.New()); !errors.Is(err, storage.ErrKeyNotFound) {
+		return false
+	}
+	obj = obj.DeepCopyObject()
+	m = metaOf(obj)
+	if st.Namespaced {
+		m.SetNamespace(ns)
+	}
+	// Upstream creates even when the body names a resourceVersion.
+	m.SetResourceVersion("")
+	h.initCreated(m)
+	a := h.attrs(r, st, admission.Create, "", ns, name, obj, nil, dry)
+	if err := h.admission.Mutate(ctx, a); err != nil {
+		writeError(w, r, err)
+		return true
+	}
+	out, err := h.createOnce(ctx, st, a, obj, dry)
+	if apierrors.IsAlreadyExists(err) {
+		return false
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return true
+	}
+	h.respond(w, r, st, http.StatusCreated, out)
+	return true
 }
 
 // maxNameGenerationAttempts is how many generated names a create tries
@@ -175,6 +218,9 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 	}
 	if err := checkURLName(st, obj, ns, name); err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if ep == mainEndpoint && h.createOnUpdate(w, r, st, ns, name, obj, dry) {
 		return
 	}
 	m := metaOf(obj)

@@ -110,6 +110,10 @@ type Resource struct {
 	// Success Status naming it. Objects that stay (graceful deletion,
 	// finalizers) are always returned.
 	ReturnDeletedObject bool
+	// AllowCreateOnUpdate lets a PUT create an object that does not exist
+	// (201), as upstream for leases, services, events, RBAC objects and
+	// limit ranges.
+	AllowCreateOnUpdate bool
 	// NoDeleteCollection refuses DELETE on the collection (405), as
 	// upstream does for namespaces: one request must not end them all.
 	NoDeleteCollection bool

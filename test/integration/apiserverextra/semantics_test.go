@@ -3,7 +3,9 @@ package apiserverextra
 import (
 	"testing"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -239,4 +241,33 @@ func TestWriteSemantics(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCreateOnUpdate: as upstream, a PUT of a missing lease, service, event,
+// RBAC object or limit range creates it (201); other kinds stay a 404.
+func TestCreateOnUpdate(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	leases := s.Client.CoordinationV1().Leases("default")
+	l, err := leases.Update(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "put-created"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("me")}}, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("PUT of a missing lease: %v, want it created", err)
+	}
+	if l.UID == "" || l.ResourceVersion == "" || l.CreationTimestamp.IsZero() || *l.Spec.HolderIdentity != "me" {
+		t.Errorf("created lease = %+v, want uid, resourceVersion and creationTimestamp set", l.ObjectMeta)
+	}
+	l.Spec.HolderIdentity = ptr.To("you")
+	if l, err = leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil || *l.Spec.HolderIdentity != "you" {
+		t.Errorf("then a PUT updates it: %v", err)
+	}
+	if _, err := leases.Update(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "with-rv", ResourceVersion: "5"}}, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("PUT of a missing lease naming a resourceVersion: %v, want it created as upstream", err)
+	}
+	if _, err := s.Client.RbacV1().Roles("default").Update(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "put-created"}}, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("PUT of a missing role: %v, want it created", err)
+	}
+	if _, err := s.Client.CoreV1().ConfigMaps("default").Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "put-missing"}}, metav1.UpdateOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("PUT of a missing configmap: %v, want 404 as upstream", err)
+	}
 }

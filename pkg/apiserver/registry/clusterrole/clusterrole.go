@@ -27,6 +27,8 @@ func Resource(_ clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &rbacv1.ClusterRole{} },
 		NewList:      func() runtime.Object { return &rbacv1.ClusterRoleList{} },
 		Strategy:     strategy{},
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
 		Table: role.CreatedAtTable(func(obj *rbacv1.ClusterRole) (string, metav1.Time) {
 			return obj.Name, obj.CreationTimestamp
 		}),

@@ -26,6 +26,8 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &rbacv1.ClusterRoleBinding{} },
 		NewList:      func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
 		Strategy:     strategy{},
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
 		Table: rolebinding.Table(c, func(crb *rbacv1.ClusterRoleBinding) rolebinding.Binding {
 			return rolebinding.Binding{Name: crb.Name, Created: crb.CreationTimestamp, RoleRef: crb.RoleRef, Subjects: crb.Subjects}
 		}),

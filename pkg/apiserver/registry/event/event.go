@@ -33,8 +33,10 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &corev1.Event{} },
 		NewList:      func() runtime.Object { return &corev1.EventList{} },
 		Strategy:     strategy{},
-		Table:        table(c),
-		Attrs:        Attrs,
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
+		Table:               table(c),
+		Attrs:               Attrs,
 	}
 }
 

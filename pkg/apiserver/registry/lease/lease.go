@@ -30,7 +30,9 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &coordinationv1.Lease{} },
 		NewList:      func() runtime.Object { return &coordinationv1.LeaseList{} },
 		Strategy:     strategy{},
-		Table:        table(c),
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
+		Table:               table(c),
 	}
 }
 

@@ -34,6 +34,8 @@ func Resource(_ clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &corev1.LimitRange{} },
 		NewList:      func() runtime.Object { return &corev1.LimitRangeList{} },
 		Strategy:     strategy{},
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
 		Table: tableutil.New([]metav1.TableColumnDefinition{
 			tableutil.NameColumn(),
 			{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},

@@ -30,8 +30,10 @@ func Resource(_ clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &rbacv1.Role{} },
 		NewList:      func() runtime.Object { return &rbacv1.RoleList{} },
 		Strategy:     strategy{},
-		Table:        CreatedAtTable(func(obj *rbacv1.Role) (string, metav1.Time) { return obj.Name, obj.CreationTimestamp }),
-		ValidateName: ValidateName,
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
+		Table:               CreatedAtTable(func(obj *rbacv1.Role) (string, metav1.Time) { return obj.Name, obj.CreationTimestamp }),
+		ValidateName:        ValidateName,
 	}
 }
 

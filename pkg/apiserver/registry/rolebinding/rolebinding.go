@@ -32,6 +32,8 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &rbacv1.RoleBinding{} },
 		NewList:      func() runtime.Object { return &rbacv1.RoleBindingList{} },
 		Strategy:     strategy{},
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
 		Table: Table(c, func(rb *rbacv1.RoleBinding) Binding {
 			return Binding{Name: rb.Name, Created: rb.CreationTimestamp, RoleRef: rb.RoleRef, Subjects: rb.Subjects}
 		}),

@@ -35,9 +35,11 @@ func Resource(c clock.PassiveClock) *registry.Resource {
 		New:          func() runtime.Object { return &corev1.Service{} },
 		NewList:      func() runtime.Object { return &corev1.ServiceList{} },
 		Strategy:     strategy{},
-		Status:       statusStrategy{},
-		Table:        table(c),
-		Attrs:        Attrs,
+		// As upstream: a PUT of a missing object creates it.
+		AllowCreateOnUpdate: true,
+		Status:              statusStrategy{},
+		Table:               table(c),
+		Attrs:               Attrs,
 		// A service name becomes a DNS label. Upstream 1.36 lets it start
 		// with a digit (RelaxedServiceNameValidation, on by default): an
 		// RFC 1123 label, no longer an RFC 1035 one.
