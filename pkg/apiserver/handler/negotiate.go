@@ -168,6 +168,13 @@ func readBody(r *http.Request, accepted []string) ([]byte, string, error) {
 }
 
 func unsupportedMediaType(accepted []string) error {
+	if slices.Equal(accepted, patchTypes) {
+		// Upstream's PATCH routes refuse other types before its handler
+		// runs, in the routing library's words.
+		err := failure(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
+		err.ErrStatus.Details = &metav1.StatusDetails{}
+		return err
+	}
 	return failure(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
 		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(accepted, ", "))
 }

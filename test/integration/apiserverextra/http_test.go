@@ -59,7 +59,7 @@ func TestBadInput(t *testing.T) {
 		"deletecollection of namespaces": "the server does not allow this method on the requested resource",
 		"unsupported media type":         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
 		"a patch type on create":         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
-		"a patch in plain JSON":          "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+		"a patch in plain JSON":          "415: Unsupported Media Type",
 		"unknown Accept": "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, " +
 			"application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
 		// kubectl create (which asks for Strict) prints these after "error when creating".
