@@ -198,3 +198,24 @@ func metaOf(obj runtime.Object) metav1.Object {
 	}
 	return m
 }
+
+// writeRequest is what a write reads before it does anything: its body, in
+// one of the media types it accepts, and its dryRun and fieldValidation.
+type writeRequest struct {
+	body            []byte
+	mt              string
+	dry             bool
+	fieldValidation string
+}
+
+func readWrite(r *http.Request, accepted []string) (writeRequest, error) {
+	body, mt, err := readBody(r, accepted)
+	if err != nil {
+		return writeRequest{}, err
+	}
+	dry, fieldValidation, err := writeOptions(r, mt)
+	if err != nil {
+		return writeRequest{}, err
+	}
+	return writeRequest{body: body, mt: mt, dry: dry, fieldValidation: fieldValidation}, nil
+}

@@ -17,16 +17,12 @@ import (
 // the pod gets the DisruptionTarget condition, then is deleted with the
 // eviction's DeleteOptions (gracefully, for a pod on a node).
 func (h *Handler) evict(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
-	body, mt, err := readBody(r, objectTypes)
+	wr, err := readWrite(r, objectTypes)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	dry, _, err := writeOptions(r, mt)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	body, mt, dry := wr.body, wr.mt, wr.dry
 	ev, err := h.decodeEviction(body, mt)
 	if err != nil {
 		writeError(w, r, err)

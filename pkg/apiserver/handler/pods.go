@@ -14,16 +14,12 @@ import (
 
 // bind serves POST pods/{name}/binding: it sets spec.nodeName once.
 func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
-	body, mt, err := readBody(r, objectTypes)
+	wr, err := readWrite(r, objectTypes)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	dry, _, err := writeOptions(r, mt)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	body, mt, dry := wr.body, wr.mt, wr.dry
 	binding := &corev1.Binding{}
 	gvk := corev1.SchemeGroupVersion.WithKind("Binding")
 	var dec runtime.Decoder = h.json

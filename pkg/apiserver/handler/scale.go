@@ -49,16 +49,12 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 	if r.Method == http.MethodPatch {
 		accepted = patchTypes
 	}
-	body, mt, err := readBody(r, accepted)
+	wr, err := readWrite(r, accepted)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	dry, _, err := writeOptions(r, mt)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	body, mt, dry := wr.body, wr.mt, wr.dry
 	out := st.New()
 	var result runtime.Object
 	err = st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {

@@ -237,16 +237,12 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 
 // readObject reads dryRun and decodes the body of a create or update.
 func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) (runtime.Object, bool, error) {
-	body, mt, err := readBody(r, objectTypes)
+	wr, err := readWrite(r, objectTypes)
 	if err != nil {
 		return nil, false, err
 	}
-	dry, fieldValidation, err := writeOptions(r, mt)
-	if err != nil {
-		return nil, false, err
-	}
-	obj, err := h.decodeObject(r, st, body, mt, fieldValidation)
-	return obj, dry, err
+	obj, err := h.decodeObject(r, st, wr.body, wr.mt, wr.fieldValidation)
+	return obj, wr.dry, err
 }
 
 // guaranteedUpdate applies an update computed from the current object by
@@ -340,16 +336,12 @@ func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cu
 }
 
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
-	patch, mt, err := readBody(r, patchTypes)
+	wr, err := readWrite(r, patchTypes)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	dry, fieldValidation, err := writeOptions(r, mt)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	patch, mt, dry, fieldValidation := wr.body, wr.mt, wr.dry, wr.fieldValidation
 	var jp jsonpatch.Patch
 	switch mt {
 	case "application/json-patch+json":
