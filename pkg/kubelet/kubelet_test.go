@@ -340,9 +340,23 @@ func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
 		p.Spec.Containers[0].LivenessProbe = &v1.Probe{FailureThreshold: 1, PeriodSeconds: 1}
 	})
 	h.add(pod)
+	first := syncPastLivenessFailure(t, h, pod)
+	second := h.running(pod, "main")
+	if second == nil || second.Id == first.Id {
+		t.Fatalf("container not replaced after a failed liveness probe: first %s second %v", first.Id, second)
+	}
+	if got := h.status(pod).ContainerStatuses[0].RestartCount; got != 1 {
+		t.Fatalf("restartCount = %d, want 1", got)
+	}
+}
+
+// syncPastLivenessFailure starts pod's main container, waits until its
+// liveness probe has failed and syncs twice more, by hand (no run context,
+// so no workers), to stay deterministic. It returns the first container.
+func syncPastLivenessFailure(t *testing.T, h *harness, pod *v1.Pod) *runtimeapi.Container {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Sync by hand (no run context, so no workers), to stay deterministic.
 	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
 	first := h.running(pod, "main")
 	for {
@@ -353,13 +367,7 @@ func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
 	}
 	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
 	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
-	second := h.running(pod, "main")
-	if second == nil || second.Id == first.Id {
-		t.Fatalf("container not replaced after a failed liveness probe: first %s second %v", first.Id, second)
-	}
-	if got := h.status(pod).ContainerStatuses[0].RestartCount; got != 1 {
-		t.Fatalf("restartCount = %d, want 1", got)
-	}
+	return first
 }
 
 func mustRuntimePod(t *testing.T, h *harness, pod *v1.Pod) *runtimePod {

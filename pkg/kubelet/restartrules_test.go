@@ -1,16 +1,12 @@
 package kubelet
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
-
-	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 )
 
 // A container's own restartPolicy and restartPolicyRules (upstream's
@@ -82,19 +78,7 @@ func TestLivenessKillWithoutRestartSaysSo(t *testing.T) {
 		p.Spec.Containers[0].LivenessProbe = &v1.Probe{FailureThreshold: 1, PeriodSeconds: 1}
 	})
 	h.add(pod)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// Sync by hand (no run context, so no workers), to stay deterministic.
-	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
-	first := h.running(pod, "main")
-	for {
-		if r, _ := h.kl.probes.Result(first.Id, prober.Liveness); r == prober.Failure {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
-	h.kl.syncRunning(ctx, h.kl.pods[pod.UID], pod, mustRuntimePod(t, h, pod))
+	syncPastLivenessFailure(t, h, pod)
 	if h.running(pod, "main") != nil {
 		t.Fatal("main restarted under restartPolicy Never")
 	}
