@@ -655,18 +655,16 @@ func setSuspended(st *batchv1.JobStatus, suspended bool, now time.Time) (string,
 	if suspended {
 		status, reason, msg, event = corev1.ConditionTrue, "JobSuspended", "Job suspended", "Suspended"
 	}
+	cond := batchv1.JobCondition{Type: batchv1.JobSuspended, Status: status, Reason: reason, Message: msg,
+		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
 	i := slices.IndexFunc(st.Conditions, func(c batchv1.JobCondition) bool { return c.Type == batchv1.JobSuspended })
 	switch {
-	case i < 0 && !suspended:
+	case i < 0 && !suspended, i >= 0 && st.Conditions[i].Status == status:
 		return "", "", false
 	case i < 0:
-		st.Conditions = append(st.Conditions, batchv1.JobCondition{Type: batchv1.JobSuspended, Status: status, Reason: reason, Message: msg,
-			LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
-	case st.Conditions[i].Status == status:
-		return "", "", false
+		st.Conditions = append(st.Conditions, cond)
 	default:
-		st.Conditions[i] = batchv1.JobCondition{Type: batchv1.JobSuspended, Status: status, Reason: reason, Message: msg,
-			LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
+		st.Conditions[i] = cond
 	}
 	if !suspended {
 		st.StartTime = ptr.To(metav1.NewTime(now))
