@@ -79,25 +79,6 @@ func (kl *Kubelet) containerStarted(c *v1.Container, cur *runtimeapi.ContainerSt
 	return r == prober.Success
 }
 
-// syncSidecar keeps sidecar c running: started if it never ran or exited
-// (whatever the pod's restart policy, with the crash back-off), restarted
-// when its liveness or startup probe fails. It reports when to look again,
-// whether it changed anything, and whether the sidecar has started.
-func (kl *Kubelet) syncSidecar(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus, env *startEnv) (time.Duration, bool, bool) {
-	switch {
-	case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
-		if kl.killUnhealthy(ctx, pod, c, cur) {
-			return 0, true, false
-		}
-		return 0, false, kl.containerStarted(c, cur)
-	case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
-		// Created by a sync that died before starting it.
-		return 0, kl.runtime.StartContainer(ctx, cur.Id) == nil, false
-	}
-	after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
-	return after, started, false
-}
-
 // killUnhealthy stops a running container whose liveness or startup probe
 // failed, to be restarted, and reports whether it did.
 func (kl *Kubelet) killUnhealthy(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus) bool {

@@ -287,10 +287,12 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			c := &pod.Spec.InitContainers[i]
 			cur, _ := rp.latest(c.Name)
 			if isSidecar(c) {
-				after, acted, started := kl.syncSidecar(ctx, pod, c, cur, env)
+				// A sidecar restarts whenever it exits, whatever the pod's
+				// restart policy.
+				after, acted := kl.syncContainer(ctx, pod, c, cur, env, true)
 				changed = changed || acted
 				retry = minDuration(retry, after)
-				if started || initialized {
+				if (!acted && cur != nil && kl.containerStarted(c, cur)) || initialized {
 					continue
 				}
 				initDone = false
@@ -316,22 +318,8 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 		for i := range pod.Spec.Containers {
 			c := &pod.Spec.Containers[i]
 			cur, _ := rp.latest(c.Name)
-			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-				changed = kl.killUnhealthy(ctx, pod, c, cur) || changed
-				continue
-			}
-			if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED {
-				// Created by a sync that died before starting it.
-				if err := kl.runtime.StartContainer(ctx, cur.Id); err == nil {
-					changed = true
-				}
-				continue
-			}
-			if cur != nil && !shouldRestart(pod, c, cur) {
-				continue
-			}
-			after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
-			changed = changed || started
+			after, acted := kl.syncContainer(ctx, pod, c, cur, env, cur == nil || shouldRestart(pod, c, cur))
+			changed = changed || acted
 			retry = minDuration(retry, after)
 		}
 	}
@@ -527,6 +515,23 @@ func (kl *Kubelet) canStartSandbox(pod *v1.Pod, rp *runtimePod) bool {
 		}
 	}
 	return false
+}
+
+// syncContainer keeps container c, whose latest instance is cur, as it
+// should be: killed when running and its liveness or startup probe failed,
+// started when created by a sync that died before starting it, and started
+// (with the crash back-off) when it never ran or stopped if restart says
+// so. It reports when to look again and whether it changed anything.
+func (kl *Kubelet) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus, env *startEnv, restart bool) (time.Duration, bool) {
+	switch {
+	case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return 0, kl.killUnhealthy(ctx, pod, c, cur)
+	case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
+		return 0, kl.runtime.StartContainer(ctx, cur.Id) == nil
+	case !restart:
+		return 0, false
+	}
+	return kl.startOrBackOff(ctx, pod, c, cur, env)
 }
 
 func (kl *Kubelet) finishIfTerminal(ctx context.Context, st *podState, pod *v1.Pod, last v1.PodStatus, rp *runtimePod) {
