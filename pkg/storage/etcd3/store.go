@@ -128,27 +128,27 @@ func (s *store) encode(obj runtime.Object) ([]byte, error) {
 
 // decode fills into from stored bytes and stamps it with rev.
 func (s *store) decode(data []byte, into runtime.Object, rev int64) error {
-	return decodeAt(s.codec, data, into, rev)
-}
-
-func decodeAt(codec runtime.Codec, data []byte, into runtime.Object, rev int64) error {
-	if _, _, err := codec.Decode(data, nil, into); err != nil {
+	if _, _, err := s.codec.Decode(data, nil, into); err != nil {
 		return fmt.Errorf("etcd3: decode: %w", err)
 	}
 	return setResourceVersion(into, rev)
+}
+
+// decodeNew decodes stored bytes into a new object of the resource,
+// stamped with rev.
+func (s *store) decodeNew(data []byte, rev int64) (runtime.Object, error) {
+	obj := s.newFunc()
+	if err := s.decode(data, obj, rev); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // NewDecoder returns how a store made with codec and newFunc decodes a
 // value it holds at revision rev: what the consumer of a watch with
 // storage.ListOptions.Encoded needs.
 func NewDecoder(codec runtime.Codec, newFunc func() runtime.Object) func(data []byte, rev int64) (runtime.Object, error) {
-	return func(data []byte, rev int64) (runtime.Object, error) {
-		obj := newFunc()
-		if err := decodeAt(codec, data, obj, rev); err != nil {
-			return nil, err
-		}
-		return obj, nil
-	}
+	return (&store{codec: codec, newFunc: newFunc}).decodeNew
 }
 
 func setResourceVersion(obj runtime.Object, rev int64) error {
@@ -383,8 +383,8 @@ func (s *store) checkDelete(ctx context.Context, key string, cur current, precon
 	if cur.data == nil {
 		return storage.NewError(storage.ErrKeyNotFound, key, "not found")
 	}
-	obj := s.newFunc()
-	if err := s.decode(cur.data, obj, cur.rev); err != nil {
+	obj, err := s.decodeNew(cur.data, cur.rev)
+	if err != nil {
 		return err
 	}
 	if err := preconditions.Check(key, obj); err != nil {

@@ -260,8 +260,8 @@ func (w *watcher) sendInitial(ctx context.Context) (int64, error) {
 				}
 				continue
 			}
-			obj := w.store.newFunc()
-			if err := w.store.decode(kv.Value, obj, kv.ModRevision); err != nil {
+			obj, err := w.store.decodeNew(kv.Value, kv.ModRevision)
+			if err != nil {
 				return 0, err
 			}
 			match, err := w.matches(obj)
@@ -310,8 +310,8 @@ func (w *watcher) convert(ev *clientv3.Event) (watch.Event, bool, error) {
 		if ev.PrevKv == nil {
 			return watch.Event{}, false, fmt.Errorf("etcd3: watch: delete of %s at %d without its previous value", ev.Kv.Key, rev)
 		}
-		old := w.store.newFunc()
-		if err := w.store.decode(ev.PrevKv.Value, old, rev); err != nil {
+		old, err := w.store.decodeNew(ev.PrevKv.Value, rev)
+		if err != nil {
 			return watch.Event{}, false, err
 		}
 		match, err := w.matches(old)
@@ -321,8 +321,8 @@ func (w *watcher) convert(ev *clientv3.Event) (watch.Event, bool, error) {
 		return watch.Event{Type: watch.Deleted, Object: old}, true, nil
 	}
 
-	cur := w.store.newFunc()
-	if err := w.store.decode(ev.Kv.Value, cur, rev); err != nil {
+	cur, err := w.store.decodeNew(ev.Kv.Value, rev)
+	if err != nil {
 		return watch.Event{}, false, err
 	}
 	curMatch, err := w.matches(cur)
@@ -338,8 +338,7 @@ func (w *watcher) convert(ev *clientv3.Event) (watch.Event, bool, error) {
 	oldMatch := false
 	var old runtime.Object
 	if ev.PrevKv != nil {
-		old = w.store.newFunc()
-		if err := w.store.decode(ev.PrevKv.Value, old, rev); err != nil {
+		if old, err = w.store.decodeNew(ev.PrevKv.Value, rev); err != nil {
 			return watch.Event{}, false, err
 		}
 		if oldMatch, err = w.matches(old); err != nil {
