@@ -426,11 +426,20 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 		}
 		return fmt.Errorf("you may only watch a single resource or type of resource at a time")
 	}
-	singleName := ""
-	rv := ""
-	if first.Name != "" && len(infos) == 1 {
-		singleName = first.Name
+	// One object's own resourceVersion may be older than the server's
+	// watch window (410 Expired once it has not changed for a while): as
+	// kubectl, watch it from "0", now, and drop the ADDED event that
+	// repeats what was just printed. A collection (a Table, or the list
+	// itself with --server-print=false or -o) is watched from where the
+	// list left off.
+	singleName := first.Name
+	rv := "0"
+	if singleName == "" {
+		if a, err := meta.ListAccessor(first.Object); err == nil {
+			rv = a.GetResourceVersion()
+		}
 	}
+	skipAdded := singleName != ""
 	headerPrinted := false
 	// One writer for the list and every event: it remembers column widths
 	// across flushes, so each event's row lines up under the header.
@@ -441,11 +450,6 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 		if err != nil {
 			return err
 		}
-		rv = t.ResourceVersion
-		if a, err := meta.ListAccessor(first.Object); err == nil && rv == "" && meta.IsListType(first.Object) {
-			// --server-print=false: the list itself, not a Table.
-			rv = a.GetResourceVersion()
-		}
 		if !o.WatchOnly {
 			if err := o.tablePrinter(first.Mapping, false, o.NoHeaders).PrintObj(o.asEvent(watch.Added, t), w); err != nil {
 				return err
@@ -453,25 +457,12 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 			w.Flush()
 			headerPrinted = len(t.Rows) > 0 || o.NoHeaders
 		}
-	} else {
-		if a, err := meta.ListAccessor(first.Object); err == nil && meta.IsListType(first.Object) {
-			rv = a.GetResourceVersion()
-		}
-		if !o.WatchOnly {
-			if err := o.printEach(first.Object, objPrinter); err != nil {
-				return err
-			}
+	} else if !o.WatchOnly {
+		if err := o.printEach(first.Object, objPrinter); err != nil {
+			return err
 		}
 	}
 
-	// One object's own resourceVersion may be older than the server's
-	// watch window (410 Expired once it has not changed for a while): as
-	// kubectl, watch it from "0", now, and drop the ADDED event that
-	// repeats what was just printed.
-	skipAdded := singleName != ""
-	if skipAdded {
-		rv = "0"
-	}
 	client, err := f.UnstructuredClientForMapping(first.Mapping)
 	if err != nil {
 		return err
