@@ -95,6 +95,11 @@ func (v *Validator) problems(data []byte) ([]string, error) {
 	if err := json.Unmarshal(js, &obj); err != nil {
 		return nil, fmt.Errorf("the manifest is not an object: %w", err)
 	}
+	return v.objectProblems(obj)
+}
+
+// objectProblems checks one decoded document.
+func (v *Validator) objectProblems(obj map[string]interface{}) ([]string, error) {
 	if obj == nil {
 		return nil, nil
 	}
@@ -138,11 +143,16 @@ func (v *Validator) problems(data []byte) ([]string, error) {
 func (v *Validator) listProblems(items []interface{}) ([]string, error) {
 	var problems []string
 	for i, item := range items {
-		js, err := json.Marshal(item)
-		if err != nil {
-			return nil, fmt.Errorf("items[%d]: %w", i, err)
+		obj, isObj := item.(map[string]interface{})
+		if !isObj && item != nil {
+			// Decoding it names what it is instead, as for a document.
+			js, _ := json.Marshal(item)
+			err := json.Unmarshal(js, &obj)
+			return nil, fmt.Errorf("items[%d]: the manifest is not an object: %w", i, err)
 		}
-		itemProblems, err := v.problems(js)
+		// Already decoded with the List: checked as it is, not encoded
+		// and parsed again.
+		itemProblems, err := v.objectProblems(obj)
 		if err != nil {
 			return nil, fmt.Errorf("items[%d]: %w", i, err)
 		}
