@@ -113,21 +113,14 @@ func (h *Handler) initCreated(m metav1.Object) {
 	m.SetSelfLink("")
 }
 
-// createOnUpdate creates the object a PUT names when the resource allows
-// it and nothing is stored under that name; it reports whether it
-// answered. A create that loses a race to another one falls back to the
-// update.
+// createOnUpdate creates the object a PUT names, for a resource that
+// allows it, once the update found nothing stored under that name; it
+// reports whether it answered. A create that loses a race to another one
+// leaves the answer to the update.
 func (h *Handler) createOnUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, obj runtime.Object, dry bool) bool {
 	ctx := r.Context()
-	m := metaOf(obj)
-	if !st.AllowCreateOnUpdate {
-		return false
-	}
-	if err := st.Storage.Get(ctx, st.Key(ns, name), st.New()); !errors.Is(err, storage.ErrKeyNotFound) {
-		return false
-	}
 	obj = obj.DeepCopyObject()
-	m = metaOf(obj)
+	m := metaOf(obj)
 	if st.Namespaced {
 		m.SetNamespace(ns)
 	}
@@ -220,19 +213,23 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 		writeError(w, r, err)
 		return
 	}
-	if ep == mainEndpoint && h.createOnUpdate(w, r, st, ns, name, obj, dry) {
-		return
-	}
-	m := metaOf(obj)
 	// A uid in the body is a precondition, as upstream's: replacing a
 	// recreated object of the same name is a 409, not a silent overwrite.
 	var pre *storage.Preconditions
-	if uid := m.GetUID(); uid != "" {
+	if uid := metaOf(obj).GetUID(); uid != "" {
 		pre = &storage.Preconditions{UID: &uid}
 	}
-	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, pre, func(cur runtime.Object) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
-	})
+	next := func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
+	out, dryRan, err := h.storeUpdate(r, st, ns, name, ep, dry, pre, next)
+	// The update itself finds the name free, so a PUT of an existing
+	// object (a lease renewal) costs no read to see whether to create.
+	if errors.Is(err, storage.ErrKeyNotFound) && ep == mainEndpoint && st.AllowCreateOnUpdate {
+		if h.createOnUpdate(w, r, st, ns, name, obj, dry) {
+			return
+		}
+		out, dryRan, err = h.storeUpdate(r, st, ns, name, ep, dry, pre, next)
+	}
+	h.answerUpdate(w, r, st, ns, name, out, dryRan, err)
 }
 
 // readObject reads dryRun and decodes the body of a create or update.
@@ -246,12 +243,20 @@ func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) 
 }
 
 // guaranteedUpdate applies an update computed from the current object by
-// next, runs the resource's rules and admission, and writes the result.
+// next, runs the resource's rules and admission, writes the result and
+// answers.
 func (h *Handler) guaranteedUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint, dry bool,
 	pre *storage.Preconditions, next func(cur runtime.Object) (runtime.Object, error)) {
-	ctx := r.Context()
-	out := st.New()
-	err := st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, pre, func(cur runtime.Object) (runtime.Object, error) {
+	out, dryRan, err := h.storeUpdate(r, st, ns, name, ep, dry, pre, next)
+	h.answerUpdate(w, r, st, ns, name, out, dryRan, err)
+}
+
+// storeUpdate is guaranteedUpdate's write: it returns the object as
+// stored, or as it would be when dryRan, or storage's own error.
+func (h *Handler) storeUpdate(r *http.Request, st *Store, ns, name string, ep endpoint, dry bool,
+	pre *storage.Preconditions, next func(cur runtime.Object) (runtime.Object, error)) (out runtime.Object, dryRan bool, err error) {
+	out = st.New()
+	err = st.Storage.GuaranteedUpdate(r.Context(), st.Key(ns, name), out, false, pre, func(cur runtime.Object) (runtime.Object, error) {
 		obj, err := next(cur)
 		if err != nil {
 			return nil, err
@@ -266,18 +271,24 @@ func (h *Handler) guaranteedUpdate(w http.ResponseWriter, r *http.Request, st *S
 	})
 	var d errDryRun
 	if errors.As(err, &d) {
-		h.respond(w, r, st, http.StatusOK, d.obj)
-		return
+		return d.obj, true, nil
 	}
-	if err != nil {
+	return out, false, err
+}
+
+// answerUpdate answers with what storeUpdate returned, finishing the
+// deletion of an object the update left with nothing holding it.
+func (h *Handler) answerUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, out runtime.Object, dryRan bool, err error) {
+	switch {
+	case err != nil:
 		writeError(w, r, storageError(err, st.groupResource(), name))
-		return
-	}
-	if h.readyToGo(st, out) {
+	case dryRan:
+		h.respond(w, r, st, http.StatusOK, out)
+	case h.readyToGo(st, out):
 		h.finishDeletion(w, r, st, ns, name, out)
-		return
+	default:
+		h.respond(w, r, st, http.StatusOK, out)
 	}
-	h.respond(w, r, st, http.StatusOK, out)
 }
 
 // prepareUpdate checks the resourceVersion, keeps the server-managed
