@@ -212,11 +212,7 @@ func (c *Cacher) initialLocked(w *cacheWatcher) []watch.Event {
 	w.last.rev = c.rev
 	var first []watch.Event
 	for _, st := range c.currentLocked(w) {
-		obj, err := c.object(st)
-		match := false
-		if err == nil {
-			match, err = w.matches(obj)
-		}
+		obj, match, err := w.matchesState(st)
 		if err != nil {
 			w.failed = true
 			return append(first, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})

@@ -112,11 +112,7 @@ func (w *cacheWatcher) next(e *event) (watch.Event, bool) {
 // it out is DELETED (of the old state, at the event's revision), and one
 // outside it before and after is nothing (ok false).
 func (w *cacheWatcher) convert(e *event) (watch.Event, bool, error) {
-	cur, err := w.c.object(e.cur)
-	if err != nil {
-		return watch.Event{}, false, err
-	}
-	curMatch, err := w.matches(cur)
+	cur, curMatch, err := w.matchesState(e.cur)
 	if err != nil {
 		return watch.Event{}, false, err
 	}
@@ -125,11 +121,7 @@ func (w *cacheWatcher) convert(e *event) (watch.Event, bool, error) {
 	}
 	oldMatch := false
 	if e.prev != nil {
-		prev, err := w.c.object(e.prev)
-		if err != nil {
-			return watch.Event{}, false, err
-		}
-		if oldMatch, err = w.matches(prev); err != nil {
+		if _, oldMatch, err = w.matchesState(e.prev); err != nil {
 			return watch.Event{}, false, err
 		}
 	}
@@ -145,6 +137,17 @@ func (w *cacheWatcher) convert(e *event) (watch.Event, bool, error) {
 	default:
 		return watch.Event{Type: typ, Object: cur}, true, nil
 	}
+}
+
+// matchesState is s's object (decoded once for every watcher) and whether
+// w's selection holds it.
+func (w *cacheWatcher) matchesState(s *state) (runtime.Object, bool, error) {
+	obj, err := w.c.object(s)
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := w.matches(obj)
+	return obj, ok, err
 }
 
 func (w *cacheWatcher) matches(obj runtime.Object) (bool, error) {
