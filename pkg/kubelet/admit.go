@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // admit decides whether a new pod fits this node's allocatable beside the
@@ -19,18 +19,26 @@ func (kl *Kubelet) admit(pod *v1.Pod, rp *runtimePod) (reason, message string) {
 	if len(active) >= kl.cfg.MaxPods {
 		return "OutOfpods", fmt.Sprintf("Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", len(active), kl.cfg.MaxPods)
 	}
+	wants := podRequests(pod)
+	var useds v1.ResourceList // of the other pods, summed once a request needs it
 	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-		want := podRequest(pod, name)
+		want := wants[name]
 		if want.IsZero() {
 			continue
 		}
-		used := resource.Quantity{}
-		for _, p := range active {
-			if p.UID != pod.UID {
-				r := podRequest(p, name)
-				used.Add(r)
+		if useds == nil {
+			useds = v1.ResourceList{}
+			for _, p := range active {
+				if p.UID != pod.UID {
+					for n, q := range podRequests(p) {
+						sum := useds[n]
+						sum.Add(q)
+						useds[n] = sum
+					}
+				}
 			}
 		}
+		used := useds[name]
 		capacity := alloc[name]
 		total := used.DeepCopy()
 		total.Add(want)
@@ -46,43 +54,10 @@ func (kl *Kubelet) admit(pod *v1.Pod, rp *runtimePod) (reason, message string) {
 	return "", ""
 }
 
-// podRequest is the pod's effective request, as upstream's PodRequests:
-// the app containers and sidecars (which run beside them) together, or, if
-// more, the largest plain init container plus the sidecars started before
-// it; pod-level resources replace it, and the overhead comes on top.
-func podRequest(pod *v1.Pod, name v1.ResourceName) resource.Quantity {
-	sum := resource.Quantity{}
-	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Requests[name]; ok {
-			sum.Add(q)
-		}
-	}
-	sidecars, initMax := resource.Quantity{}, resource.Quantity{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		q := c.Resources.Requests[name]
-		q = q.DeepCopy() // the spec's own is not to change
-		if isSidecar(c) {
-			sum.Add(q)
-			sidecars.Add(q)
-			q = sidecars.DeepCopy()
-		} else {
-			q.Add(sidecars)
-		}
-		if q.Cmp(initMax) > 0 {
-			initMax = q.DeepCopy()
-		}
-	}
-	if initMax.Cmp(sum) > 0 {
-		sum = initMax
-	}
-	if pod.Spec.Resources != nil && (name == v1.ResourceCPU || name == v1.ResourceMemory) {
-		if q, ok := pod.Spec.Resources.Requests[name]; ok {
-			sum = q.DeepCopy()
-		}
-	}
-	if q, ok := pod.Spec.Overhead[name]; ok {
-		sum.Add(q)
-	}
-	return sum
+// podRequests is the pod's effective requests, as upstream's admission
+// counts them: its sidecars beside the app containers and under the init
+// containers started after them, pod-level resources over the containers',
+// and the overhead on top.
+func podRequests(pod *v1.Pod) v1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }

@@ -247,7 +247,7 @@ func TestPodRequestCountsSidecars(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := podRequest(tc.pod, v1.ResourceCPU)
+			got := podRequests(tc.pod)[v1.ResourceCPU]
 			if want := resource.MustParse(tc.want); got.Cmp(want) != 0 {
 				t.Fatalf("cpu request %s, want %s", got.String(), tc.want)
 			}
