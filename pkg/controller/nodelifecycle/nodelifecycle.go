@@ -442,9 +442,7 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 		return err
 	}
 	if p == nil || p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
-		c.mu.Lock()
-		delete(c.scheduled, key) // going anyway: nothing to call off
-		c.mu.Unlock()
+		c.setScheduled(key, false) // going anyway: nothing to call off
 		return nil
 	}
 	n, err := c.nodeLister.Get(p.Spec.NodeName)
@@ -457,27 +455,19 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 	taints := noExecute(n.Spec.Taints)
 	now := c.clock.Now()
 	at, evict := evictAt(p, taints, now)
-	if len(taints) == 0 || !evict {
-		c.mu.Lock()
-		was := c.scheduled[key]
-		delete(c.scheduled, key)
-		c.mu.Unlock()
-		if was {
+	if !evict {
+		if c.setScheduled(key, false) {
 			// The taints went, or the pod now tolerates them for ever.
 			c.Events.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
 		}
 		return nil
 	}
 	if at.After(now) {
-		c.mu.Lock()
-		c.scheduled[key] = true
-		c.mu.Unlock()
+		c.setScheduled(key, true)
 		c.evictions.AddAfter(key, at.Sub(now))
 		return nil
 	}
-	c.mu.Lock()
-	delete(c.scheduled, key)
-	c.mu.Unlock()
+	c.setScheduled(key, false)
 	if err := c.markDisruptionTarget(ctx, p, now); err != nil {
 		return err
 	}
@@ -488,6 +478,20 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 	slog.Info("evicted pod from tainted node", "pod", key, "node", n.Name, "taints", taintKeys(taints))
 	c.Events.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s", key)
 	return nil
+}
+
+// setScheduled records whether the pod's eviction waits for a
+// tolerationSeconds to run out; it returns whether it did before.
+func (c *Controller) setScheduled(key string, on bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was := c.scheduled[key]
+	if on {
+		c.scheduled[key] = true
+	} else {
+		delete(c.scheduled, key)
+	}
+	return was
 }
 
 // markDisruptionTarget says on the pod why it is about to be deleted, as
