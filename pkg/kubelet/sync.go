@@ -762,14 +762,19 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	// As upstream, what is looked up and pulled, and what the pull's events
 	// name, is the image with the default tag ("busybox:latest").
 	image := c.Image
-	if _, tagged := named.(reference.Tagged); !tagged {
-		if _, digested := named.(reference.Digested); !digested {
-			image += ":latest"
-		}
+	tagged, isTagged := named.(reference.Tagged)
+	_, digested := named.(reference.Digested)
+	if !isTagged && !digested {
+		image += ":latest"
 	}
 	policy := c.ImagePullPolicy
 	if policy == "" {
-		policy = defaultPullPolicy(c.Image)
+		// As the API server defaults it: a moving tag (latest, or none) is
+		// pulled every time, a digest or another tag only if missing.
+		policy = v1.PullIfNotPresent
+		if !digested && (!isTagged || tagged.Tag() == "latest") {
+			policy = v1.PullAlways
+		}
 	}
 	opBegin := kl.clock.Now()
 	img, err := kl.runtime.ImageStatus(ctx, image)
@@ -824,26 +829,6 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	}
 	kl.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", image, took, took, size)
 	return "", "", 0
-}
-
-func defaultPullPolicy(image string) v1.PullPolicy {
-	tag := ""
-	for i := len(image) - 1; i >= 0; i-- {
-		if image[i] == ':' {
-			tag = image[i+1:]
-			break
-		}
-		if image[i] == '/' || image[i] == '@' {
-			if image[i] == '@' {
-				return v1.PullIfNotPresent
-			}
-			break
-		}
-	}
-	if tag == "" || tag == "latest" {
-		return v1.PullAlways
-	}
-	return v1.PullIfNotPresent
 }
 
 func (kl *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) error {
