@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 )
 
@@ -151,21 +152,14 @@ func (s *Store) validateMeta(obj runtime.Object) field.ErrorList {
 	return append(errs, kubeFinalizers(m.GetFinalizers(), fldPath.Child("finalizers"))...)
 }
 
-// kubeFinalizers refuses a finalizer that is neither one Kubernetes itself
-// handles nor domain-qualified, as upstream's object validation does: a
-// bare name like "foo" is nobody's to remove and would hold the object
-// forever.
+// kubeFinalizers refuses, as upstream's object validation does, a
+// finalizer that is neither one Kubernetes itself handles nor
+// domain-qualified.
 func kubeFinalizers(finalizers []string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, f := range finalizers {
-		if strings.Contains(f, "/") {
-			continue
-		}
-		switch f {
-		case string(corev1.FinalizerKubernetes), metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents:
-		default:
-			errs = append(errs, field.Invalid(fldPath.Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
-		}
+		errs = append(errs, validation.KubeFinalizerName(f, fldPath.Index(i),
+			string(corev1.FinalizerKubernetes), metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents)...)
 	}
 	return errs
 }

@@ -6,7 +6,6 @@ package namespace
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
 // Resource describes namespaces; c is the clock the AGE column reads.
@@ -162,8 +162,8 @@ func finalizerName(name string, fldPath *field.Path) field.ErrorList {
 	for _, msg := range utilvalidation.IsQualifiedName(name) {
 		errs = append(errs, field.Invalid(fldPath, name, msg))
 	}
-	if len(errs) == 0 && !strings.Contains(name, "/") && name != string(corev1.FinalizerKubernetes) {
-		errs = append(errs, field.Invalid(fldPath, name, "name is neither a standard finalizer name nor is it fully qualified"))
+	if len(errs) == 0 {
+		errs = validation.KubeFinalizerName(name, fldPath, string(corev1.FinalizerKubernetes))
 	}
 	return errs
 }

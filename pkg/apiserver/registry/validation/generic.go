@@ -9,6 +9,8 @@ package validation
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,6 +20,16 @@ import (
 )
 
 const isNegativeErrorMsg = "must be greater than or equal to 0"
+
+// KubeFinalizerName refuses a finalizer that is neither one of the standard
+// names given nor domain-qualified, as upstream: a bare name like "foo" is
+// nobody's to remove and would hold the object forever.
+func KubeFinalizerName(name string, fldPath *field.Path, standard ...string) field.ErrorList {
+	if strings.Contains(name, "/") || slices.Contains(standard, name) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath, name, "name is neither a standard finalizer name nor is it fully qualified")}
+}
 
 // NonnegativeQuantity rejects negative quantities.
 func NonnegativeQuantity(q resource.Quantity, fldPath *field.Path) field.ErrorList {
