@@ -1,6 +1,7 @@
 package controllerutil
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"time"
@@ -101,36 +102,67 @@ func restarts(p *corev1.Pod) int32 {
 // for less time, restarted more, newer go first, so the pods furthest
 // along are kept.
 func LessUseful(a, b *corev1.Pod) bool {
-	// Unscheduled before scheduled.
+	return cmp.Or(compareState(a, b), compareAge(a, b)) < 0
+}
+
+// compareState puts unscheduled before scheduled, then pending, unknown
+// and running, then not ready before ready.
+func compareState(a, b *corev1.Pod) int {
 	if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
-		return a.Spec.NodeName == ""
+		return boolFirst(a.Spec.NodeName == "")
 	}
 	if ra, rb := phaseRank(a.Status.Phase), phaseRank(b.Status.Phase); ra != rb {
-		return ra < rb
+		return cmp.Compare(ra, rb)
 	}
 	if ia, ib := IsPodReady(a), IsPodReady(b); ia != ib {
-		return !ia
+		return boolFirst(!ia)
 	}
-	// Ready for less time first.
-	if IsPodReady(a) {
+	return 0
+}
+
+// compareAge, between pods of the same state, puts first those ready for
+// less time, restarted more, newer.
+func compareAge(a, b *corev1.Pod) int {
+	if IsPodReady(a) && IsPodReady(b) {
 		ta, tb := PodReadyCondition(a).LastTransitionTime, PodReadyCondition(b).LastTransitionTime
 		if !ta.Equal(&tb) {
-			return tb.Before(&ta)
+			return boolFirst(tb.Before(&ta))
 		}
 	}
 	if ra, rb := restarts(a), restarts(b); ra != rb {
-		return ra > rb
+		return cmp.Compare(rb, ra)
 	}
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return b.CreationTimestamp.Before(&a.CreationTimestamp)
+		return boolFirst(b.CreationTimestamp.Before(&a.CreationTimestamp))
 	}
-	return a.Name > b.Name
+	return cmp.Compare(b.Name, a.Name)
+}
+
+// boolFirst is -1 when a goes first, 1 otherwise.
+func boolFirst(aFirst bool) int {
+	if aFirst {
+		return -1
+	}
+	return 1
 }
 
 // PodsToDelete is the n least useful of pods (LessUseful), the ones
 // upstream's controllers delete first; pods itself is left as it is.
-func PodsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
+// Ranks, when given, order pods of the same state before their age does,
+// as upstream's ActivePodsWithRanks.
+func PodsToDelete(pods []*corev1.Pod, n int, ranks ...func(a, b *corev1.Pod) int) []*corev1.Pod {
 	sorted := slices.Clone(pods)
-	sort.SliceStable(sorted, func(i, j int) bool { return LessUseful(sorted[i], sorted[j]) })
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if c := compareState(a, b); c != 0 {
+			return c < 0
+		}
+		for _, rank := range ranks {
+			if c := rank(a, b); c != 0 {
+				return c < 0
+			}
+		}
+		return compareAge(a, b) < 0
+	})
 	return sorted[:n]
 }

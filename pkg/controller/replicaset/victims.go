@@ -1,8 +1,7 @@
 package replicaset
 
 import (
-	"slices"
-	"sort"
+	"cmp"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,22 +32,9 @@ func (c *Controller) podsToDelete(rs *appsv1.ReplicaSet, active, all []*corev1.P
 			onNode[p.Spec.NodeName]++
 		}
 	}
-	sorted := slices.Clone(active)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") || a.Status.Phase != b.Status.Phase ||
-			controllerutil.IsPodReady(a) != controllerutil.IsPodReady(b) {
-			return controllerutil.LessUseful(a, b)
-		}
-		if ca, cb := deletionCost(a), deletionCost(b); ca != cb {
-			return ca < cb
-		}
-		if ra, rb := onNode[a.Spec.NodeName], onNode[b.Spec.NodeName]; ra != rb {
-			return ra > rb
-		}
-		return controllerutil.LessUseful(a, b)
-	})
-	return sorted[:n]
+	byCost := func(a, b *corev1.Pod) int { return cmp.Compare(deletionCost(a), deletionCost(b)) }
+	byCrowding := func(a, b *corev1.Pod) int { return cmp.Compare(onNode[b.Spec.NodeName], onNode[a.Spec.NodeName]) }
+	return controllerutil.PodsToDelete(active, n, byCost, byCrowding)
 }
 
 // relatedPods are the pods of rs and of the ReplicaSets sharing its owner;
