@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -255,12 +256,10 @@ func TestInformerWatchListIsServedFromTheWatchCache(t *testing.T) {
 	metrics := func() string { return scrapeMetrics(t, ctx, s) }
 	// Started with the server, the cache is ready by now; a watch that
 	// came sooner would wait for it (up to a bound, then go to etcd).
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(metrics(),
-		`apiserver_watch_cache_initializations_total{group="",resource="configmaps"} 1`); {
-		if time.Now().After(deadline) {
-			t.Fatal("the configmaps watch cache never initialized")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(metrics(), `apiserver_watch_cache_initializations_total{group="",resource="configmaps"} 1`), nil
+	}); err != nil {
+		t.Fatal("the configmaps watch cache never initialized")
 	}
 	cms := s.Client.CoreV1().ConfigMaps("default")
 	before, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{})
@@ -354,19 +353,16 @@ func TestAdmissionCachesAreFedFromTheWatchCache(t *testing.T) {
 		`group="admissionregistration.k8s.io",resource="validatingwebhookconfigurations"`,
 	}
 	var m string
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		m = scrapeMetrics(t, ctx, s)
-		all := true
 		for _, r := range resources {
-			all = all && strings.Contains(m, "apiserver_watch_cache_watches_total{"+r+`,source="cache"} 1`)
+			if !strings.Contains(m, "apiserver_watch_cache_watches_total{"+r+`,source="cache"} 1`) {
+				return false, nil
+			}
 		}
-		if all {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the admission caches' watches were not all served from the watch cache:\n%s", grepLines(m, "apiserver_watch_cache_watches_total"))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return true, nil
+	}); err != nil {
+		t.Fatalf("the admission caches' watches were not all served from the watch cache:\n%s", grepLines(m, "apiserver_watch_cache_watches_total"))
 	}
 	for _, r := range resources {
 		if strings.Contains(m, "apiserver_watch_cache_watches_total{"+r+`,source="storage"}`) {
