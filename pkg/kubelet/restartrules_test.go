@@ -90,3 +90,40 @@ func TestLivenessKillWithoutRestartSaysSo(t *testing.T) {
 		t.Fatalf("phase %s, want Failed", s.Phase)
 	}
 }
+
+// A pod whose container has a RestartAllContainers rule (KEP-5532, alpha
+// and off in upstream 1.36) is refused as upstream's declared-features
+// admission refuses it on a node without the feature: Failed
+// PodFeatureUnsupported naming it, and never started. The rule was
+// silently ignored.
+func TestRestartAllContainersRuleIsRefusedAtAdmission(t *testing.T) {
+	for _, init := range []bool{false, true} {
+		h := newHarness(t)
+		rec := record.NewFakeRecorder(100)
+		h.kl.recorder = rec
+		pod := testPod("restart-all", func(p *v1.Pod) {
+			c := v1.Container{Name: "side", Image: "busybox", RestartPolicy: ptr.To(v1.ContainerRestartPolicyNever)}
+			c.RestartPolicyRules = []v1.ContainerRestartRule{{
+				Action:    v1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
+			}}
+			if init {
+				p.Spec.InitContainers = append(p.Spec.InitContainers, c)
+			} else {
+				p.Spec.Containers = append(p.Spec.Containers, c)
+			}
+		})
+		h.add(pod)
+		h.sync(pod)
+		const msg = "Pod was rejected: Pod requires node features that are not available: RestartAllContainersOnContainerExits"
+		if s := h.status(pod); s.Phase != v1.PodFailed || s.Reason != "PodFeatureUnsupported" || s.Message != msg {
+			t.Fatalf("init=%v: status = %s %s %q", init, s.Phase, s.Reason, s.Message)
+		}
+		if h.rt.Calls["RunPodSandbox"] != 0 {
+			t.Fatalf("init=%v: a refused pod got a sandbox", init)
+		}
+		if ev := <-rec.Events; !strings.HasPrefix(ev, "Warning PodFeatureUnsupported ") {
+			t.Fatalf("init=%v: event %q", init, ev)
+		}
+	}
+}

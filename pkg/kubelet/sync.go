@@ -581,9 +581,8 @@ func shouldRestart(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatu
 
 // restartsAfter is upstream's ContainerShouldRestart: the container's own
 // restartPolicyRules (the first whose exit codes match, if its action is
-// Restart), then its own restartPolicy, then the pod's. A rule's
-// RestartAllContainers action is not served: the container's policy
-// decides, as upstream without that feature.
+// Restart), then its own restartPolicy, then the pod's. A pod with a
+// RestartAllContainers rule is refused at admission (unavailableFeatures).
 func restartsAfter(pod *v1.Pod, spec *v1.Container, exitCode int32) bool {
 	policy := pod.Spec.RestartPolicy
 	if spec != nil && spec.RestartPolicy != nil {
