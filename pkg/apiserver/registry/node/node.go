@@ -6,7 +6,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
+	netutils "k8s.io/utils/net"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
@@ -65,9 +65,11 @@ func (strategy) Default(obj runtime.Object) {
 		return
 	}
 	// podCIDR and podCIDRs[0] are one value under two names, as in upstream's
-	// v1 conversion.
+	// v1 conversion: a podCIDR that is not podCIDRs[0] wins and replaces the
+	// list, so such a node is stored (or refused as a podCIDR change) rather
+	// than refused for its two fields disagreeing.
 	switch {
-	case n.Spec.PodCIDR != "" && len(n.Spec.PodCIDRs) == 0:
+	case n.Spec.PodCIDR != "" && (len(n.Spec.PodCIDRs) == 0 || n.Spec.PodCIDRs[0] != n.Spec.PodCIDR):
 		n.Spec.PodCIDRs = []string{n.Spec.PodCIDR}
 	case n.Spec.PodCIDR == "" && len(n.Spec.PodCIDRs) > 0:
 		n.Spec.PodCIDR = n.Spec.PodCIDRs[0]
@@ -86,7 +88,7 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 	if !ok {
 		return registry.WrongType("node", obj)
 	}
-	return Validate(n)
+	return Validate(n, nil)
 }
 
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
@@ -125,24 +127,30 @@ func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object)
 	return ValidateUpdate(n, o)
 }
 
-// Validate checks pod CIDRs, taints and the reported status.
-func Validate(n *corev1.Node) field.ErrorList {
+// Validate checks pod CIDRs, taints and the reported status. A pod CIDR
+// in oldCIDRs (those the node already has) passes even if today's strict
+// parsing would refuse it, as upstream's legacy-field rule.
+func Validate(n *corev1.Node, oldCIDRs []string) field.ErrorList {
 	specPath := field.NewPath("spec")
 	var errs field.ErrorList
-	if len(n.Spec.PodCIDRs) > 2 {
-		errs = append(errs, field.Invalid(specPath.Child("podCIDRs"), n.Spec.PodCIDRs, "may specify no more than one CIDR for each IP family"))
-	}
+	cidrsPath := specPath.Child("podCIDRs")
 	for i, c := range n.Spec.PodCIDRs {
-		if _, _, err := net.ParseCIDR(c); err != nil {
-			errs = append(errs, field.Invalid(specPath.Child("podCIDRs").Index(i), c, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"))
+		errs = append(errs, utilvalidation.IsValidCIDRForLegacyField(cidrsPath.Index(i), c, true, oldCIDRs)...)
+	}
+	if len(n.Spec.PodCIDRs) > 1 {
+		// Upstream reports an unparsable entry here a second time, as an
+		// internal error, and then the family rule as well.
+		dualStack, err := netutils.IsDualStackCIDRStrings(n.Spec.PodCIDRs)
+		if err != nil {
+			errs = append(errs, field.InternalError(cidrsPath, fmt.Errorf("invalid PodCIDRs. failed to check with dual stack with error:%w", err)))
+		}
+		if !dualStack || len(n.Spec.PodCIDRs) > 2 {
+			errs = append(errs, field.Invalid(cidrsPath, n.Spec.PodCIDRs, "may specify no more than one CIDR for each IP family"))
 		}
 	}
-	if n.Spec.PodCIDR != "" {
-		if len(n.Spec.PodCIDRs) == 0 || n.Spec.PodCIDRs[0] != n.Spec.PodCIDR {
-			errs = append(errs, field.Invalid(specPath.Child("podCIDRs"), n.Spec.PodCIDRs, "must contain `podCIDR` as its first element"))
-		}
-	}
-	errs = append(errs, taints(n.Spec.Taints, specPath.Child("taints"))...)
+	// Upstream names the taints metadata.taints, and kubectl users see that
+	// path in its errors.
+	errs = append(errs, taints(n.Spec.Taints, field.NewPath("metadata", "taints"))...)
 	statusPath := field.NewPath("status")
 	errs = append(errs, validation.ResourceList(n.Status.Capacity, statusPath.Child("capacity"))...)
 	errs = append(errs, validation.ResourceList(n.Status.Allocatable, statusPath.Child("allocatable"))...)
@@ -173,7 +181,7 @@ func Validate(n *corev1.Node) field.ErrorList {
 // ValidateUpdate: pod CIDRs and the provider ID may be set once, never
 // changed; everything else may change.
 func ValidateUpdate(n, old *corev1.Node) field.ErrorList {
-	errs := Validate(n)
+	errs := Validate(n, old.Spec.PodCIDRs)
 	specPath := field.NewPath("spec")
 	if len(old.Spec.PodCIDRs) > 0 {
 		if len(old.Spec.PodCIDRs) != len(n.Spec.PodCIDRs) {
@@ -191,6 +199,12 @@ func ValidateUpdate(n, old *corev1.Node) field.ErrorList {
 		errs = append(errs, field.Forbidden(specPath.Child("providerID"), "node updates may not change providerID except from \"\" to valid"))
 	}
 	return errs
+}
+
+// duplicateTaint is how upstream prints a repeated taint in its error.
+type duplicateTaint struct {
+	Key, Value, Effect string
+	TimeAdded          *metav1.Time
 }
 
 func taints(ts []corev1.Taint, fldPath *field.Path) field.ErrorList {
@@ -212,7 +226,11 @@ func taints(ts []corev1.Taint, fldPath *field.Path) field.ErrorList {
 		}
 		key := t.Key + "=" + string(t.Effect)
 		if seen[key] {
-			errs = append(errs, field.Duplicate(p, "taints must be unique by key and effect pair"))
+			// The value shows as upstream's internal Taint, whose fields
+			// have no JSON names.
+			dup := field.Duplicate(p, duplicateTaint{Key: t.Key, Value: t.Value, Effect: string(t.Effect), TimeAdded: t.TimeAdded})
+			dup.Detail = "taints must be unique by key and effect pair"
+			errs = append(errs, dup)
 		}
 		seen[key] = true
 	}

@@ -53,6 +53,45 @@ func TestDefaultMirrorsPodCIDR(t *testing.T) {
 	}
 }
 
+// A podCIDR that is not podCIDRs[0] replaces the list, as upstream's v1
+// conversion does, instead of the node being refused.
+func TestDefaultPodCIDRWinsOverPodCIDRs(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	n := newNode()
+	n.Spec.PodCIDR, n.Spec.PodCIDRs = "10.0.0.0/24", []string{"fd00::/64", "10.0.0.0/24"}
+	r.Strategy.Default(n)
+	if !reflect.DeepEqual(n.Spec.PodCIDRs, []string{"10.0.0.0/24"}) {
+		t.Fatalf("podCIDRs = %v, want [10.0.0.0/24]", n.Spec.PodCIDRs)
+	}
+	if errs := r.Strategy.Validate(context.Background(), n); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+
+	// On update the same rule makes a changed podCIDR the forbidden change
+	// it is, not a disagreement between the two fields.
+	old := newNode()
+	moved := old.DeepCopy()
+	moved.Spec.PodCIDR = "10.244.9.0/24"
+	r.Strategy.Default(moved)
+	errs := r.Strategy.ValidateUpdate(context.Background(), moved, old)
+	if len(errs) != 1 || errs[0].Error() != `spec.podCIDRs: Forbidden: node updates may not change podCIDR except from "" to valid` {
+		t.Fatalf("podCIDR change: %v", errs)
+	}
+}
+
+// A pod CIDR the node already has passes an update even if strict parsing
+// refuses it now.
+func TestUpdateKeepsLegacyPodCIDR(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	old := newNode()
+	old.Spec.PodCIDR, old.Spec.PodCIDRs = "10.244.1.5/24", []string{"10.244.1.5/24"}
+	n := old.DeepCopy()
+	n.Spec.Unschedulable = true
+	if errs := r.Strategy.ValidateUpdate(context.Background(), n, old); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -63,10 +102,27 @@ func TestValidate(t *testing.T) {
 		{"bad cidr", func(n *corev1.Node) { n.Spec.PodCIDR = ""; n.Spec.PodCIDRs = []string{"10.244.1.0"} },
 			[]string{`spec.podCIDRs[0]: Invalid value: "10.244.1.0"`}},
 		{"taint without effect", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu"}} },
-			[]string{"spec.taints[0].effect: Required value"}},
+			[]string{"metadata.taints[0].effect: Required value"}},
 		{"duplicate taint", func(n *corev1.Node) {
 			n.Spec.Taints = []corev1.Taint{{Key: "a", Effect: corev1.TaintEffectNoSchedule}, {Key: "a", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
-		}, []string{"spec.taints[1]: Duplicate value"}},
+		}, []string{`metadata.taints[1]: Duplicate value: {"Key":"a","Value":"x","Effect":"NoSchedule","TimeAdded":null}: taints must be unique by key and effect pair`}},
+		// The pod CIDR cases below are what upstream 1.36's kube-apiserver answers.
+		{"two cidrs of one family", func(n *corev1.Node) { n.Spec.PodCIDR = ""; n.Spec.PodCIDRs = []string{"10.0.1.0/24", "10.0.1.0/24"} },
+			[]string{`spec.podCIDRs: Invalid value: ["10.0.1.0/24","10.0.1.0/24"]: may specify no more than one CIDR for each IP family`}},
+		{"unparsable second cidr", func(n *corev1.Node) { n.Spec.PodCIDR = ""; n.Spec.PodCIDRs = []string{"10.0.1.0/24", "bad"} },
+			[]string{
+				`spec.podCIDRs[1]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
+				`spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR[1]: <nil> (invalid CIDR address: bad)`,
+				`spec.podCIDRs: Invalid value: ["10.0.1.0/24","bad"]: may specify no more than one CIDR for each IP family`,
+			}},
+		{"host bits set", func(n *corev1.Node) { n.Spec.PodCIDR = ""; n.Spec.PodCIDRs = []string{"10.0.1.5/24", "fd00::1/64"} },
+			[]string{
+				`spec.podCIDRs[0]: Invalid value: "10.0.1.5/24": must not have bits set beyond the prefix length`,
+				`spec.podCIDRs[1]: Invalid value: "fd00::1/64": must not have bits set beyond the prefix length`,
+			}},
+		{"leading zeros", func(n *corev1.Node) { n.Spec.PodCIDR = ""; n.Spec.PodCIDRs = []string{"010.0.1.0/24"} },
+			[]string{`spec.podCIDRs[0]: Invalid value: "010.0.1.0/24": must not have leading 0s in IP or prefix length`}},
+		{"dual stack", func(n *corev1.Node) { n.Spec.PodCIDR = ""; n.Spec.PodCIDRs = []string{"10.0.1.0/24", "fd00::/64"} }, nil},
 		{"negative capacity", func(n *corev1.Node) { n.Status.Capacity[corev1.ResourceMemory] = resource.MustParse("-1") },
 			[]string{`status.capacity[memory]: Invalid value: "-1": must be greater than or equal to 0`}},
 	}
