@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -324,38 +325,54 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 			return "", st, st.Message()
 		}
 		// As upstream: a PreFilter rejection applies to every node and is
-		// reported once, not per node.
-		return "", st, fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), st.Message())
+		// reported once, not per node; preemption still runs, and says
+		// why it cannot help.
+		statuses := make([]*framework.Status, len(nodes))
+		for i := range statuses {
+			statuses[i] = st
+		}
+		msg := fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), st.Message())
+		return "", st, s.postFilter(ctx, state, pi, nodes, statuses, msg)
 	}
 	s.nominated = s.nominator.forPod(pi.Pod)
-	feasible, st := s.findFeasible(ctx, state, pi, nodes)
+	candidates, outside := nodes, []*framework.NodeInfo(nil)
+	names, restrictedBy := state.NodeNames()
+	if names != nil {
+		candidates, outside = splitNodes(nodes, names)
+	}
+	feasible, st := s.findFeasible(ctx, state, pi, candidates)
 	if !st.IsSuccess() {
 		return "", st, st.Message()
 	}
 	if len(feasible) == 0 {
+		rejectors := sets.New[string](restrictedBy...)
+		statuses := s.statuses
+		if len(outside) > 0 {
+			// As upstream, the nodes PreFilter ruled out count under the
+			// plugins that did, and preemption cannot help on them.
+			excluded := framework.NewStatus(framework.UnschedulableAndUnresolvable,
+				fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(sets.New(restrictedBy...))))
+			candidates = append(slices.Clone(candidates), outside...)
+			statuses = slices.Clone(statuses)
+			for range outside {
+				statuses = append(statuses, excluded)
+			}
+		}
 		counts := map[string]int{}
-		rejectors := sets.New[string]()
-		code := framework.Unschedulable
-		for _, fs := range s.statuses {
+		for _, fs := range statuses {
 			if fs == nil {
 				continue
 			}
-			rejectors.Insert(fs.Plugin())
+			if fs.Plugin() != "" {
+				rejectors.Insert(fs.Plugin())
+			}
 			for _, r := range fs.Reasons() {
 				counts[r]++
 			}
 		}
-		fit := framework.NewStatus(code, fitErrorMessage(len(nodes), counts))
+		fit := framework.NewStatus(framework.Unschedulable, fitErrorMessage(len(nodes), counts))
 		state.Write(rejectorsKey, rejectors)
-		msg := fit.Message()
-		nominated, why := s.preempt(ctx, state, pi, nodes, s.statuses)
-		if nominated != nil {
-			state.Write(nominatedKey, *nominated)
-		}
-		if why != "" {
-			msg += " " + why
-		}
-		return "", fit, msg
+		return "", fit, s.postFilter(ctx, state, pi, candidates, statuses, fit.Message())
 	}
 	if len(feasible) == 1 || !s.fwk.HasScorePlugins() {
 		return feasible[0].Node().Name, nil, ""
@@ -415,6 +432,11 @@ func (s *Scheduler) numFeasibleNodesToFind(n int) int {
 // once enough feasible nodes are found. Rejections are left in s.statuses.
 func (s *Scheduler) findFeasible(ctx context.Context, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, *framework.Status) {
 	n := len(nodes)
+	if n == 0 {
+		// PreFilter left the pod only nodes that do not exist.
+		s.statuses = s.statuses[:0]
+		return nil, nil
+	}
 	want := s.numFeasibleNodesToFind(n)
 	if cap(s.feasible) < want {
 		s.feasible = make([]*framework.NodeInfo, want)
@@ -474,6 +496,31 @@ func (s *Scheduler) filterNode(ctx context.Context, state *framework.CycleState,
 		return r
 	}
 	return s.fwk.RunFilterPlugins(ctx, st, pi, n)
+}
+
+// postFilter runs preemption for a pod no node fits (statuses[i] is why
+// nodes[i] did not) and returns msg with what preemption has to say.
+func (s *Scheduler) postFilter(ctx context.Context, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo, statuses []*framework.Status, msg string) string {
+	nominated, why := s.preempt(ctx, state, pi, nodes, statuses)
+	if nominated != nil {
+		state.Write(nominatedKey, *nominated)
+	}
+	if why != "" {
+		msg += " " + why
+	}
+	return msg
+}
+
+// splitNodes parts nodes into those named in names and the others.
+func splitNodes(nodes []*framework.NodeInfo, names sets.Set[string]) (in, out []*framework.NodeInfo) {
+	for _, n := range nodes {
+		if names.Has(n.Node().Name) {
+			in = append(in, n)
+		} else {
+			out = append(out, n)
+		}
+	}
+	return in, out
 }
 
 // fitErrorMessage is upstream's summary: "0/3 nodes are available: 1

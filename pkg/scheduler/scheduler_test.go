@@ -246,3 +246,67 @@ func TestBindingFailureForgetsAndRetries(t *testing.T) {
 		return ok && node == "only", nil
 	})
 }
+
+// pinTo pins pod to nodes through metadata.name matchFields, as a DaemonSet
+// pod is pinned: one term per argument, ORed, each with one requirement per
+// (one-name) list, ANDed.
+func pinTo(pod *v1.Pod, terms ...[][]string) *v1.Pod {
+	var sel []v1.NodeSelectorTerm
+	for _, reqs := range terms {
+		var t v1.NodeSelectorTerm
+		for _, names := range reqs {
+			t.MatchFields = append(t.MatchFields, v1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: names})
+		}
+		sel = append(sel, t)
+	}
+	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: sel}}}
+	return pod
+}
+
+func TestFailedSchedulingMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want string
+	}{
+		{"pinned to a node without room", pinTo(testPod("pinned", "2"), [][]string{{"small"}}),
+			"0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
+				"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod., 2 Preemption is not helpful for scheduling."},
+		{"pinned to a node that does not exist", pinTo(testPod("gone", "1"), [][]string{{"no-such-node"}}),
+			"0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
+				"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+		{"a PreFilter rejection", pinTo(testPod("conflict", "1"), [][]string{{"small"}, {"big-a"}}),
+			"0/3 nodes are available: pod affinity terms conflict. " +
+				"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+	}
+	objs := []runtime.Object{testNode("small", "1", 110), testNode("big-a", "8", 110), testNode("big-b", "8", 110)}
+	for _, tt := range tests {
+		objs = append(objs, tt.pod)
+	}
+	client := fake.NewClientset(objs...)
+	bindingReactor(t, client, nil)
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			waitFor(t, "FailedScheduling event", func() (bool, error) {
+				evs := eventsFor(t, client, tt.pod.Name, "FailedScheduling")
+				return len(evs) > 0 && evs[0].Message == tt.want, nil
+			})
+		})
+	}
+}
+
+func TestPinnedPodGoesToItsNode(t *testing.T) {
+	client := fake.NewClientset(testNode("a", "8", 110), testNode("b", "8", 110), testNode("c", "8", 110),
+		pinTo(testPod("ds", "1"), [][]string{{"b"}}))
+	var binds sync.Map
+	bindingReactor(t, client, &binds)
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+	waitFor(t, "binding", func() (bool, error) {
+		n, ok := binds.Load("ds")
+		return ok && n == "b", nil
+	})
+}

@@ -1,5 +1,7 @@
 package framework
 
+import "k8s.io/apimachinery/pkg/util/sets"
+
 // StateData is what a plugin keeps between extension points of one cycle.
 type StateData interface{}
 
@@ -15,6 +17,12 @@ type CycleState struct {
 	// skipFilter and skipScore hold the indexes of plugins that returned Skip.
 	skipFilter uint64
 	skipScore  uint64
+	// nodeNames, unless nil, holds the only nodes PreFilter plugins (named
+	// in restrictedBy) leave the pod: the others are not filtered at all,
+	// and the pod's FailedScheduling message counts them apart, as upstream's
+	// PreFilterResult.
+	nodeNames    sets.Set[string]
+	restrictedBy []string
 }
 
 // NewCycleState returns an empty state.
@@ -46,4 +54,21 @@ func (c *CycleState) Clone() *CycleState {
 		out.data[k] = v
 	}
 	return out
+}
+
+// RestrictNodes, called by plugin's PreFilter, narrows the nodes the pod
+// may go to to names (intersected with what other plugins left).
+func (c *CycleState) RestrictNodes(plugin string, names sets.Set[string]) {
+	if c.nodeNames == nil {
+		c.nodeNames = names.Clone()
+	} else {
+		c.nodeNames = c.nodeNames.Intersection(names)
+	}
+	c.restrictedBy = append(c.restrictedBy, plugin)
+}
+
+// NodeNames returns the nodes PreFilter left the pod (nil: all of them) and
+// the plugins that narrowed them.
+func (c *CycleState) NodeNames() (sets.Set[string], []string) {
+	return c.nodeNames, c.restrictedBy
 }

@@ -6,6 +6,9 @@ import (
 	"context"
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
@@ -14,8 +17,12 @@ import (
 // Name is the plugin name.
 const Name = "NodeAffinity"
 
-// ErrReasonPod is upstream's reason.
-const ErrReasonPod = "node(s) didn't match Pod's node affinity/selector"
+// Upstream's reasons: a node that does not match, and required terms that
+// pin the pod to node names no term shares.
+const (
+	ErrReasonPod      = "node(s) didn't match Pod's node affinity/selector"
+	ErrReasonConflict = "pod affinity terms conflict"
+)
 
 // Plugin implements PreFilter, Filter, PreScore, Score and NormalizeScore.
 type Plugin struct{}
@@ -50,7 +57,44 @@ func (*Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *fr
 	}
 	req := nodeaffinity.GetRequiredNodeAffinity(pod.Pod)
 	state.Write(filterKey, &req)
+	if hasRequired {
+		names, pinned := pinnedNodes(spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
+		switch {
+		case !pinned:
+		case len(names) == 0:
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonConflict)
+		default:
+			state.RestrictNodes(Name, names)
+		}
+	}
 	return nil
+}
+
+// pinnedNodes returns the node names the terms allow when every term names
+// its nodes through a metadata.name In matchFields requirement (as
+// DaemonSet pods do); pinned is false when some term does not, and every node
+// may then match.
+func pinnedNodes(terms []v1.NodeSelectorTerm) (names sets.Set[string], pinned bool) {
+	names = sets.New[string]()
+	for _, t := range terms {
+		var term sets.Set[string]
+		for _, r := range t.MatchFields {
+			if r.Key != metav1.ObjectNameField || r.Operator != v1.NodeSelectorOpIn {
+				continue
+			}
+			// A term's requirements are ANDed.
+			if term == nil {
+				term = sets.New(r.Values...)
+			} else {
+				term = term.Intersection(sets.New(r.Values...))
+			}
+		}
+		if term == nil {
+			return nil, false
+		}
+		names = names.Union(term)
+	}
+	return names, true
 }
 
 // Filter implements framework.FilterPlugin.
