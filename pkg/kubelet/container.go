@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	podstrategy "github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
 )
 
@@ -23,61 +24,13 @@ func (kl *Kubelet) podLogDir(ns, name string, uid types.UID) string {
 
 // qosClass is the pod's QoS class: as upstream's GetPodQOS, the one the API
 // server gave it (which status updates may not change: a different one made
-// every status patch fail), else computed as upstream does, pod-level
-// resources deciding alone when given.
+// every status patch fail), else computed by the same function the API
+// server's pod strategy uses, so the two cannot drift apart.
 func qosClass(pod *v1.Pod) v1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
 	}
-	requests, limits := v1.ResourceList{}, v1.ResourceList{}
-	guaranteed := true
-	any := false
-	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	if r := pod.Spec.Resources; r != nil && hasQOSResource(r.Requests, r.Limits) {
-		all = []v1.Container{{Resources: *r}}
-	}
-	for _, c := range all {
-		for name, q := range c.Resources.Requests {
-			if name == v1.ResourceCPU || name == v1.ResourceMemory {
-				if !q.IsZero() {
-					any = true
-				}
-				requests[name] = q
-			}
-		}
-		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			l, ok := c.Resources.Limits[name]
-			if !ok || l.IsZero() {
-				guaranteed = false
-				continue
-			}
-			any = true
-			limits[name] = l
-			if r, ok := c.Resources.Requests[name]; ok && r.Cmp(l) != 0 {
-				guaranteed = false
-			}
-		}
-	}
-	switch {
-	case !any:
-		return v1.PodQOSBestEffort
-	case guaranteed:
-		return v1.PodQOSGuaranteed
-	}
-	return v1.PodQOSBurstable
-}
-
-// hasQOSResource reports whether any of the lists names CPU or memory.
-func hasQOSResource(lists ...v1.ResourceList) bool {
-	for _, l := range lists {
-		if _, ok := l[v1.ResourceCPU]; ok {
-			return true
-		}
-		if _, ok := l[v1.ResourceMemory]; ok {
-			return true
-		}
-	}
-	return false
+	return podstrategy.QOSClass(pod)
 }
 
 // podCgroupParent places a pod under kubepods[/burstable|/besteffort], like
