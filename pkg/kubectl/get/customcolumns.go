@@ -3,6 +3,7 @@ package get
 import (
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 
@@ -40,13 +41,53 @@ func NewCustomColumnsPrinter(spec string, noHeaders bool) (*CustomColumnsPrinter
 		if !ok || header == "" || expr == "" {
 			return nil, fmt.Errorf("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", part)
 		}
-		jp := jsonpath.New(header).AllowMissingKeys(true)
-		if err := jp.Parse(relaxed(expr)); err != nil {
-			return nil, fmt.Errorf("invalid JSONPath %q in custom-columns: %w", expr, err)
+		c, err := newColumn(header, expr)
+		if err != nil {
+			return nil, err
 		}
-		p.Columns = append(p.Columns, Column{Header: header, Path: jp})
+		p.Columns = append(p.Columns, c)
 	}
 	return p, nil
+}
+
+// NewCustomColumnsPrinterFromFile reads -o custom-columns-file=FILE: a line
+// of headers over a line of JSONPaths, each separated by whitespace. As
+// kubectl, such a file always prints its header line, --no-headers or not.
+func NewCustomColumnsPrinterFromFile(path string) (*CustomColumnsPrinter, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		// kubectl's words, trailing newline included.
+		return nil, fmt.Errorf("error reading template %s, %v\n", path, err)
+	}
+	lines := strings.SplitN(string(data), "\n", 3)
+	const format = "Expected format is one line of space separated headers, one line of space separated column specs."
+	if len(lines) < 1 || (len(lines) == 1 && lines[0] == "") {
+		return nil, fmt.Errorf("invalid template, missing header line. %s", format)
+	}
+	if len(lines) < 2 || (len(lines) == 2 && lines[1] == "") {
+		return nil, fmt.Errorf("invalid template, missing spec line. %s", format)
+	}
+	headers, exprs := strings.Fields(lines[0]), strings.Fields(lines[1])
+	if len(headers) != len(exprs) {
+		return nil, fmt.Errorf("number of headers (%d) and field specifications (%d) don't match", len(headers), len(exprs))
+	}
+	p := &CustomColumnsPrinter{}
+	for i := range headers {
+		c, err := newColumn(headers[i], exprs[i])
+		if err != nil {
+			return nil, err
+		}
+		p.Columns = append(p.Columns, c)
+	}
+	return p, nil
+}
+
+func newColumn(header, expr string) (Column, error) {
+	jp := jsonpath.New(header).AllowMissingKeys(true)
+	if err := jp.Parse(relaxed(expr)); err != nil {
+		return Column{}, fmt.Errorf("invalid JSONPath %q in custom-columns: %w", expr, err)
+	}
+	return Column{Header: header, Path: jp}, nil
 }
 
 // relaxed accepts ".a.b", "a.b" and "{.a.b}" as kubectl does.

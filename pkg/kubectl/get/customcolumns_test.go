@@ -2,6 +2,9 @@ package get
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -95,5 +98,42 @@ func TestCustomColumnsHeaderOnce(t *testing.T) {
 	}
 	if want := "NAME\na\nb\n"; out.String() != want {
 		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}
+
+func TestCustomColumnsFromFile(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content, want, wantErr string
+	}{
+		{"headers over paths, extra lines ignored", "NAME   IMAGE\n  metadata.name\t{.spec.containers[*].image}\r\nignored\n", "NAME   IMAGE\nc      redis\n", ""},
+		{"empty", "", "", "invalid template, missing header line. Expected format is one line of space separated headers, one line of space separated column specs."},
+		{"headers only", "NAME\n", "", "invalid template, missing spec line. Expected format is one line of space separated headers, one line of space separated column specs."},
+		{"blank spec line", "NAME\n\n", "", "number of headers (1) and field specifications (0) don't match"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprint(i))
+			if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewCustomColumnsPrinterFromFile(path)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := p.PrintObj(pod("c", nil, "redis"), &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.want {
+				t.Fatalf("got %q, want %q", out.String(), tt.want)
+			}
+		})
 	}
 }

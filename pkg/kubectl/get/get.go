@@ -64,6 +64,9 @@ type Options struct {
 	// ShowManagedFields is accepted as kubectl's; this server records
 	// no managed fields, so there are none to hide.
 	ShowManagedFields bool
+	// Subresource gets each named object's subresource (status, scale)
+	// in place of the object.
+	Subresource string
 
 	streams genericiooptions.IOStreams
 }
@@ -99,6 +102,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.Int64Var(&o.ChunkSize, "chunk-size", 500, "Return large lists in chunks rather than all at once. Pass 0 to disable.")
 	fl.BoolVar(&o.ServerPrint, "server-print", true, "If true, have the server return the appropriate table output. Supports extension APIs and CRDs.")
 	fl.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
+	cmdutil.AddSubresourceFlags(cmd, &o.Subresource, "If specified, gets the subresource of the requested object.")
 	return cmd
 }
 
@@ -156,8 +160,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		b = b.SingleResourceType()
 	} else {
 		// A watch starts from the collection's resourceVersion, so it
-		// needs the list itself, even an empty one.
-		b = b.Flatten()
+		// needs the list itself, even an empty one. As kubectl, a watch
+		// follows the object itself, never --subresource.
+		b = b.Flatten().Subresource(o.Subresource)
 	}
 	if o.human() && o.ServerPrint {
 		b = b.TransformRequests(func(req *rest.Request) {
@@ -256,6 +261,12 @@ func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
 	if o.human() {
 		return nil, nil
 	}
+	if o.Output == "custom-columns" || o.Output == "custom-columns-file" {
+		return nil, fmt.Errorf("custom-columns format specified but no custom columns given")
+	}
+	if file, ok := strings.CutPrefix(o.Output, "custom-columns-file="); ok {
+		return NewCustomColumnsPrinterFromFile(file)
+	}
 	if spec, ok := strings.CutPrefix(o.Output, "custom-columns="); ok {
 		return NewCustomColumnsPrinter(spec, o.NoHeaders)
 	}
@@ -267,7 +278,7 @@ func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
 	pf.OutputFlagSpecified = func() bool { return o.Output != "" }
 	p, err := pf.ToPrinter()
 	if genericclioptions.IsNoCompatiblePrinterError(err) {
-		formats := append(pf.AllowedFormats(), "custom-columns", "wide")
+		formats := append(pf.AllowedFormats(), "custom-columns", "custom-columns-file", "wide")
 		sort.Strings(formats)
 		return nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o.Output, strings.Join(formats, ","))
 	}

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -501,6 +502,48 @@ func TestUsageErrors(t *testing.T) {
 		help := map[string]string{"stdout": r.out, "stderr": r.err}[stream]
 		if r.code != 1 || !strings.Contains(help, "Available Commands:") {
 			t.Errorf("%s alone should print its help on %s and exit 1: %s", group, stream, r)
+		}
+	}
+}
+
+// TestGetSubresourceAndColumnsFile: --subresource prints the named object's
+// status or scale, and -o custom-columns-file reads its columns from a file,
+// both as kubectl does.
+func TestGetSubresourceAndColumnsFile(t *testing.T) {
+	ns := namespace(t)
+	createDeployment(t, ns, "web", "busybox")
+	createPod(t, ns, "alpha", map[string]string{"app": "web"})
+
+	r := mustSucceed(t, "get", "deployment", "web", "-n", ns, "--subresource=scale", "-o", "yaml")
+	var scale map[string]interface{}
+	if err := yaml.Unmarshal([]byte(r.out), &scale); err != nil {
+		t.Fatalf("not YAML: %v\n%s", err, r.out)
+	}
+	if scale["kind"] != "Scale" || scale["apiVersion"] != "autoscaling/v1" || !strings.Contains(r.out, "replicas: 1") {
+		t.Fatalf("--subresource=scale -o yaml printed\n%s", r.out)
+	}
+	r = mustSucceed(t, "get", "pod", "alpha", "-n", ns, "--subresource=status")
+	if got := table(r.out); len(got) != 2 || got[0][1] != "READY" || got[1][0] != "alpha" {
+		t.Fatalf("--subresource=status table:\n%s", r.out)
+	}
+	if r := kubectl(t, "get", "pods", "-n", ns, "--subresource=status"); r.code != 1 || r.err != "error: subresource cannot be used when bulk resources are specified\n" {
+		t.Fatalf("a list with --subresource: %s", r)
+	}
+
+	dir := t.TempDir()
+	cols := writeFile(t, dir, "cols.txt", "NAME      APP\n.metadata.name   {.metadata.labels.app}\n")
+	r = mustSucceed(t, "get", "pods", "-n", ns, "-o", "custom-columns-file="+cols)
+	if r.out != "NAME    APP\nalpha   web\n" {
+		t.Fatalf("custom-columns-file: %q", r.out)
+	}
+	bad := writeFile(t, dir, "bad.txt", "NAME APP\n.metadata.name\n")
+	for _, tt := range []struct{ output, wantErr string }{
+		{"custom-columns-file=" + bad, "error: number of headers (2) and field specifications (1) don't match\n"},
+		{"custom-columns-file", "error: custom-columns format specified but no custom columns given\n"},
+		{"custom-columns-file=" + filepath.Join(dir, "none"), "error: error reading template " + filepath.Join(dir, "none") + ", open " + filepath.Join(dir, "none") + ": no such file or directory\n"},
+	} {
+		if r := kubectl(t, "get", "pods", "-n", ns, "-o", tt.output); r.code != 1 || r.out != "" || r.err != tt.wantErr {
+			t.Errorf("-o %s: %s", tt.output, r)
 		}
 	}
 }
