@@ -2,17 +2,14 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -352,38 +349,13 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, err)
 		return
 	}
-	patch, mt, dry, fieldValidation := wr.body, wr.mt, wr.dry, wr.fieldValidation
-	var jp jsonpatch.Patch
-	switch mt {
-	case "application/json-patch+json":
-		if jp, err = jsonpatch.DecodePatch(patch); err != nil {
-			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid JSON patch: %v", err)))
-			return
-		}
-	case "application/merge-patch+json", "application/strategic-merge-patch+json":
-		var probe map[string]interface{}
-		if err := json.Unmarshal(patch, &probe); err != nil {
-			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid patch: %v", err)))
-			return
-		}
-	default:
-		writeError(w, r, unsupportedMediaType(patchTypes))
+	p, err := parsePatch(wr.mt, wr.body, wr.fieldValidation)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
-	h.guaranteedUpdate(w, r, st, ns, name, ep, dry, nil, func(cur runtime.Object) (runtime.Object, error) {
-		setKind(cur, st.GroupVersionKind())
-		curJSON, err := runtime.Encode(h.json, cur)
-		if err != nil {
-			return nil, fmt.Errorf("encode current object: %w", err)
-		}
-		patched, err := applyPatch(mt, jp, curJSON, patch, st.New())
-		if err != nil {
-			// No details: kubectl then prints the message ("The request is
-			// invalid: ...") instead of only the object's name.
-			return nil, failure(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
-				fmt.Sprintf("the patch could not be applied to %s %q: %v", st.groupResource(), name, err))
-		}
-		obj, err := h.decodeObject(r, st, patched, "application/json", fieldValidation)
+	h.guaranteedUpdate(w, r, st, ns, name, ep, wr.dry, nil, func(cur runtime.Object) (runtime.Object, error) {
+		obj, err := h.applyParsedPatch(r, st, name, p, cur)
 		if err != nil {
 			return nil, err
 		}
@@ -434,24 +406,4 @@ func (h *Handler) finishDeletion(w http.ResponseWriter, r *http.Request, st *Sto
 		return
 	}
 	h.respond(w, r, st, http.StatusOK, obj)
-}
-
-// applyPatch applies a patch of media type mt to the current object's JSON.
-// The patch libraries panic on some malformed patches (a JSON patch replace
-// of the whole document without a value, a strategic merge key that is a
-// list); such a patch is the client's error, not the server's.
-func applyPatch(mt string, jp jsonpatch.Patch, cur, patch []byte, schema runtime.Object) (out []byte, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			out, err = nil, fmt.Errorf("malformed patch: %v", v)
-		}
-	}()
-	switch mt {
-	case "application/json-patch+json":
-		return jp.Apply(cur)
-	case "application/merge-patch+json":
-		return jsonpatch.MergePatch(cur, patch)
-	default:
-		return strategicpatch.StrategicMergePatch(cur, patch, schema)
-	}
 }
