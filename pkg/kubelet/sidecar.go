@@ -83,11 +83,8 @@ func (kl *Kubelet) containerStarted(c *v1.Container, cur *runtimeapi.ContainerSt
 // failed, to be restarted, and reports whether it did.
 func (kl *Kubelet) killUnhealthy(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
 	// As upstream, the Killing event says it will restart only if the
-	// container's restart policy (else the pod's) is not Never.
-	restart := pod.Spec.RestartPolicy != v1.RestartPolicyNever
-	if c.RestartPolicy != nil {
-		restart = *c.RestartPolicy != v1.ContainerRestartPolicyNever
-	}
+	// container's restart policy (else the pod's) restarts a failed one.
+	restart := policyRestarts(pod, c, true)
 	why := func(probe string) string {
 		msg := fmt.Sprintf("Container %s failed %s probe", c.Name, probe)
 		if restart {

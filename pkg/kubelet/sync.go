@@ -584,25 +584,34 @@ func shouldRestart(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatu
 // Restart), then its own restartPolicy, then the pod's. A pod with a
 // RestartAllContainers rule is refused at admission (unavailableFeatures).
 func restartsAfter(pod *v1.Pod, spec *v1.Container, exitCode int32) bool {
-	policy := pod.Spec.RestartPolicy
 	if spec != nil && spec.RestartPolicy != nil {
 		if rule, ok := matchingRestartRule(spec, exitCode); ok && rule.Action == v1.ContainerRestartRuleActionRestart {
 			return true
 		}
+	}
+	return policyRestarts(pod, spec, exitCode != 0)
+}
+
+// policyRestarts is whether the container's own restartPolicy, else the
+// pod's, restarts it after it ended, failed or not, its restartPolicyRules
+// aside: upstream weighs only the policies for a container killed by its
+// probes, whose exit code is not known yet.
+func policyRestarts(pod *v1.Pod, spec *v1.Container, failed bool) bool {
+	if spec != nil && spec.RestartPolicy != nil {
 		switch *spec.RestartPolicy {
 		case v1.ContainerRestartPolicyAlways:
 			return true
 		case v1.ContainerRestartPolicyOnFailure:
-			return exitCode != 0
+			return failed
 		case v1.ContainerRestartPolicyNever:
 			return false
 		}
 	}
-	switch policy {
+	switch pod.Spec.RestartPolicy {
 	case v1.RestartPolicyNever:
 		return false
 	case v1.RestartPolicyOnFailure:
-		return exitCode != 0
+		return failed
 	}
 	return true
 }
