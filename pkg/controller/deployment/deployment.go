@@ -466,7 +466,9 @@ func (c *Controller) syncScale(ctx context.Context, d *appsv1.Deployment, rsList
 	if err := c.scale(ctx, d, newRS, old); err != nil {
 		return err
 	}
-	if d.Spec.Paused && getCondition(&d.Status, appsv1.DeploymentProgressing) != nil && newRS != nil && rsReplicas(newRS) == replicas(d) {
+	// As upstream, a paused Deployment's history is trimmed whatever its
+	// template or conditions: a lowered revisionHistoryLimit takes effect.
+	if d.Spec.Paused {
 		if err := c.cleanup(ctx, d, old); err != nil {
 			return err
 		}

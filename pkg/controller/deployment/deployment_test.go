@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -310,6 +311,26 @@ func TestPausedDeploymentScalesButDoesNotRollOut(t *testing.T) {
 	c.rollOut(5, 3)
 	if got, want := c.sizes(), "v1@1=0 v2@2=4 "; got != want {
 		t.Fatalf("resumed: %s, want %s", got, want)
+	}
+}
+
+func TestPausedDeploymentTrimsHistory(t *testing.T) {
+	d := newDeployment(1, "v1")
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](math.MaxInt32) // no Progressing condition
+	c := newCluster(t, d)
+	c.rollOut(1, 0)
+	for _, image := range []string{"v2", "v3"} {
+		c.update(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = image })
+		c.rollOut(2, 0)
+	}
+	c.update(func(d *appsv1.Deployment) {
+		d.Spec.Paused = true
+		d.Spec.Template.Spec.Containers[0].Image = "v4" // not rolled out while paused
+		d.Spec.RevisionHistoryLimit = ptr.To[int32](0)
+	})
+	c.sync()
+	if got, want := c.sizes(), "v3@3=1 "; got != want {
+		t.Fatalf("kept %s, want %s", got, want)
 	}
 }
 
