@@ -45,7 +45,7 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		p := initPath.Index(i)
-		errs = append(errs, container(c, names, volumes, spec.HostNetwork, p)...)
+		errs = append(errs, container(c, names, volumes, spec, p)...)
 		errs = append(errs, initContainerRules(c, p)...)
 	}
 	ctrPath := fldPath.Child("containers")
@@ -53,14 +53,17 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(ctrPath, ""))
 	}
 	for i := range spec.Containers {
-		errs = append(errs, container(&spec.Containers[i], names, volumes, spec.HostNetwork, ctrPath.Index(i))...)
+		errs = append(errs, container(&spec.Containers[i], names, volumes, spec, ctrPath.Index(i))...)
 	}
 
 	errs = append(errs, enum(string(spec.RestartPolicy), fldPath.Child("restartPolicy"),
 		string(corev1.RestartPolicyAlways), string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever))...)
 	errs = append(errs, enum(string(spec.DNSPolicy), fldPath.Child("dnsPolicy"),
 		string(corev1.DNSClusterFirstWithHostNet), string(corev1.DNSClusterFirst), string(corev1.DNSDefault), string(corev1.DNSNone))...)
+	errs = append(errs, podSecurityContext(spec.SecurityContext, fldPath.Child("securityContext"))...)
+	errs = append(errs, affinity(spec.Affinity, fldPath.Child("affinity"))...)
 	errs = append(errs, dnsConfig(spec.DNSConfig, spec.DNSPolicy, fldPath.Child("dnsConfig"))...)
+	errs = append(errs, topologySpreadConstraints(spec.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
 	errs = append(errs, hostPortConflicts(spec, fldPath)...)
 	if spec.NodeName != "" {
 		errs = append(errs, messages(fldPath.Child("nodeName"), spec.NodeName, validation.IsDNS1123Subdomain(spec.NodeName))...)
@@ -352,7 +355,7 @@ func hasDotDot(p string) bool {
 
 // container checks one container; names collects container names across
 // init and regular containers, which share one namespace.
-func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[string], hostNetwork bool, fldPath *field.Path) field.ErrorList {
+func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[string], spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	namePath := fldPath.Child("name")
 	if c.Name == "" {
@@ -373,11 +376,12 @@ func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[str
 		string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))...)
 	errs = append(errs, enum(string(c.TerminationMessagePolicy), fldPath.Child("terminationMessagePolicy"),
 		string(corev1.TerminationMessageReadFile), string(corev1.TerminationMessageFallbackToLogsOnError))...)
-	errs = append(errs, ports(c.Ports, hostNetwork, fldPath.Child("ports"))...)
+	errs = append(errs, ports(c.Ports, spec.HostNetwork, fldPath.Child("ports"))...)
 	errs = append(errs, envVars(c.Env, fldPath.Child("env"))...)
 	errs = append(errs, envFrom(c.EnvFrom, fldPath.Child("envFrom"))...)
 	errs = append(errs, volumeMounts(c.VolumeMounts, volumes, fldPath.Child("volumeMounts"))...)
 	errs = append(errs, ResourceRequirements(&c.Resources, fldPath.Child("resources"))...)
+	errs = append(errs, containerSecurityContext(c.SecurityContext, spec.HostUsers == nil || *spec.HostUsers, fldPath.Child("securityContext"))...)
 	errs = append(errs, probe(c.LivenessProbe, true, fldPath.Child("livenessProbe"))...)
 	errs = append(errs, probe(c.ReadinessProbe, false, fldPath.Child("readinessProbe"))...)
 	errs = append(errs, probe(c.StartupProbe, true, fldPath.Child("startupProbe"))...)
