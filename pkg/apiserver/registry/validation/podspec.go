@@ -5,6 +5,7 @@ import (
 	"net"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -394,6 +395,7 @@ func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[str
 			errs = append(errs, lifecycleHandler(c.Lifecycle.PreStop, lp.Child("preStop"))...)
 		}
 	}
+	errs = append(errs, fileKeyRefVolumes(c.Env, spec, volumes, fldPath.Child("env"))...)
 	return errs
 }
 
@@ -458,20 +460,27 @@ func Protocol(p corev1.Protocol, fldPath *field.Path) field.ErrorList {
 	return enum(string(p), fldPath, string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP))
 }
 
-// fieldRefPaths lists the pod fields the downward API exposes.
-func fieldRefPaths() []string {
-	return []string{
-		"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations",
-		"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
-	}
+// envFieldRefPaths lists, sorted as upstream prints them, the pod fields
+// an environment variable may read without a subscript.
+var envFieldRefPaths = []string{
+	"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+	"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
 }
 
-// resourceFieldRefs lists the container resources the downward API exposes.
-func resourceFieldRefs() []string {
-	return []string{
-		"limits.cpu", "limits.memory", "limits.ephemeral-storage",
-		"requests.cpu", "requests.memory", "requests.ephemeral-storage",
-	}
+// downwardAPIFieldLabels are the pod field paths upstream's v1 conversion
+// knows; others fail to convert before the per-use list is consulted.
+var downwardAPIFieldLabels = sets.New(
+	"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
+	"spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName",
+	"status.phase", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+)
+
+// resourceFieldRefs lists, sorted as upstream prints them, the container
+// resources the downward API exposes; hugepages-<size> under limits. and
+// requests. are accepted too.
+var resourceFieldRefs = []string{
+	"limits.cpu", "limits.ephemeral-storage", "limits.memory",
+	"requests.cpu", "requests.ephemeral-storage", "requests.memory",
 }
 
 func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
@@ -500,16 +509,11 @@ func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
 			if src.FieldRef.APIVersion == "" {
 				errs = append(errs, field.Required(fp.Child("apiVersion"), ""))
 			}
-			errs = append(errs, fieldRefPath(src.FieldRef.FieldPath, fp.Child("fieldPath"))...)
+			errs = append(errs, fieldRefPath(src.FieldRef.FieldPath, envFieldRefPaths, fp)...)
 		}
 		if src.ResourceFieldRef != nil {
 			n++
-			rp := vp.Child("resourceFieldRef", "resource")
-			if src.ResourceFieldRef.Resource == "" {
-				errs = append(errs, field.Required(rp, ""))
-			} else if !sets.New(resourceFieldRefs()...).Has(src.ResourceFieldRef.Resource) {
-				errs = append(errs, field.NotSupported(rp, src.ResourceFieldRef.Resource, resourceFieldRefs()))
-			}
+			errs = append(errs, resourceFieldRef(src.ResourceFieldRef, vp.Child("resourceFieldRef"))...)
 		}
 		if src.ConfigMapKeyRef != nil {
 			n++
@@ -521,10 +525,11 @@ func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
 		}
 		if src.FileKeyRef != nil {
 			n++
+			errs = append(errs, fileKeyRef(src.FileKeyRef, vp.Child("fileKeyRef"))...)
 		}
 		switch {
 		case n == 0:
-			errs = append(errs, field.Invalid(vp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
+			errs = append(errs, field.Invalid(vp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
 		case n > 1:
 			errs = append(errs, field.Invalid(vp, "", "may not have more than one field specified at a time"))
 		}
@@ -532,21 +537,128 @@ func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
 	return errs
 }
 
-func fieldRefPath(p string, fldPath *field.Path) field.ErrorList {
+// fieldRefPath checks a fieldRef's path as upstream: a path its conversion
+// does not know is "error converting fieldPath", a subscript is allowed
+// on labels and annotations only and must be a qualified name (reported
+// on the fieldRef itself), and any other path must be in allowed.
+func fieldRefPath(p string, allowed []string, fldPath *field.Path) field.ErrorList {
+	pathPath := fldPath.Child("fieldPath")
 	if p == "" {
-		return field.ErrorList{field.Required(fldPath, "")}
+		return field.ErrorList{field.Required(pathPath, "")}
 	}
-	// metadata.labels['key'] and metadata.annotations['key'] select one entry.
-	base, _, subscripted := strings.Cut(p, "[")
-	if subscripted && base != "metadata.labels" && base != "metadata.annotations" {
-		return field.ErrorList{field.Invalid(fldPath, p, "error converting fieldPath: field label does not support subscript")}
+	if base, key, ok := splitSubscript(p); ok {
+		switch base {
+		case "metadata.annotations":
+			return messages(fldPath, strings.ToLower(key), validation.IsQualifiedName(strings.ToLower(key)))
+		case "metadata.labels":
+			return messages(fldPath, key, validation.IsQualifiedName(key))
+		}
+		return field.ErrorList{field.Invalid(pathPath, p, "error converting fieldPath: field label does not support subscript: "+p)}
 	}
-	for _, ok := range fieldRefPaths() {
-		if base == ok {
-			return nil
+	if !downwardAPIFieldLabels.Has(p) {
+		return field.ErrorList{field.Invalid(pathPath, p, "error converting fieldPath: field label not supported: "+p)}
+	}
+	if !slices.Contains(allowed, p) {
+		return field.ErrorList{field.NotSupported(pathPath, p, allowed)}
+	}
+	return nil
+}
+
+// splitSubscript splits metadata.labels['key'] into its path and key.
+func splitSubscript(p string) (base, key string, ok bool) {
+	if !strings.HasSuffix(p, "']") {
+		return "", "", false
+	}
+	base, key, ok = strings.Cut(strings.TrimSuffix(p, "']"), "['")
+	return base, key, ok
+}
+
+const (
+	quantityDivisors = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
+	hugePagesLimits  = "limits.hugepages-"
+	hugePagesReqs    = "requests.hugepages-"
+)
+
+var validQuantityDivisors = sets.New(strings.Split(quantityDivisors, ", ")...)
+
+// resourceFieldRef checks the resource a downward API value reads and the
+// divisor it is shown in, as upstream.
+func resourceFieldRef(ref *corev1.ResourceFieldSelector, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	r := ref.Resource
+	switch {
+	case r == "":
+		errs = append(errs, field.Required(fldPath.Child("resource"), ""))
+	case slices.Contains(resourceFieldRefs, r), strings.HasPrefix(r, hugePagesLimits), strings.HasPrefix(r, hugePagesReqs):
+	default:
+		errs = append(errs, field.NotSupported(fldPath.Child("resource"), r, resourceFieldRefs))
+	}
+	if ref.Divisor.IsZero() {
+		return errs
+	}
+	divisor, dp := ref.Divisor.String(), fldPath.Child("divisor")
+	var what string
+	switch {
+	case r == "limits.cpu" || r == "requests.cpu":
+		if divisor != "1m" && divisor != "1" {
+			errs = append(errs, field.Invalid(dp, r, "only divisor's values 1m and 1 are supported with the cpu resource"))
+		}
+		return errs
+	case r == "limits.memory" || r == "requests.memory":
+		what = "memory"
+	case r == "limits.ephemeral-storage" || r == "requests.ephemeral-storage":
+		what = "local ephemeral storage"
+	case strings.HasPrefix(r, hugePagesLimits), strings.HasPrefix(r, hugePagesReqs):
+		what = "hugepages"
+	default:
+		return errs
+	}
+	if !validQuantityDivisors.Has(divisor) {
+		errs = append(errs, field.Invalid(dp, r, fmt.Sprintf("only divisor's values %s are supported with the %s resource", quantityDivisors, what)))
+	}
+	return errs
+}
+
+// fileKeyRef checks the fields of an env value read from a file; that the
+// volume exists and is an emptyDir is checked with the container's other
+// volume references.
+func fileKeyRef(ref *corev1.FileKeySelector, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if ref.Key == "" {
+		errs = append(errs, field.Required(fldPath.Child("key"), ""))
+	} else {
+		errs = append(errs, messages(fldPath.Child("key"), ref.Key, validation.IsRelaxedEnvVarName(ref.Key))...)
+	}
+	if ref.Path == "" {
+		errs = append(errs, field.Required(fldPath.Child("path"), ""))
+	} else if hasDotDot(ref.Path) {
+		errs = append(errs, field.Invalid(fldPath.Child("path"), ref.Path, "must not contain '..'"))
+	}
+	if ref.VolumeName == "" {
+		errs = append(errs, field.Required(fldPath.Child("volumeName"), ""))
+	}
+	return errs
+}
+
+// fileKeyRefVolumes checks that each fileKeyRef names a valid emptyDir
+// volume of the pod.
+func fileKeyRefVolumes(env []corev1.EnvVar, spec *corev1.PodSpec, valid sets.Set[string], fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, ev := range env {
+		if ev.ValueFrom == nil || ev.ValueFrom.FileKeyRef == nil {
+			continue
+		}
+		name := ev.ValueFrom.FileKeyRef.VolumeName
+		p := fldPath.Index(i).Child("valueFrom", "fileKeyRef", "volumeName")
+		i := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == name })
+		switch {
+		case !valid.Has(name) || i < 0:
+			errs = append(errs, field.NotFound(p, name))
+		case spec.Volumes[i].EmptyDir == nil:
+			errs = append(errs, field.Invalid(p, name, "referenced volume must be of type emptyDir"))
 		}
 	}
-	return field.ErrorList{field.NotSupported(fldPath, p, fieldRefPaths())}
+	return errs
 }
 
 func keyRef(name, key string, fldPath *field.Path) field.ErrorList {

@@ -89,7 +89,7 @@ func TestPodSpec(t *testing.T) {
 		}, []string{`spec.containers[0].resources.requests[memory]: Invalid value: "-1Mi": must be greater than or equal to 0`}},
 		{"request above limit", func(s *corev1.PodSpec) {
 			s.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
-		}, []string{`spec.containers[0].resources.requests[cpu]: Invalid value: "1": must be less than or equal to cpu limit of 200m`}},
+		}, []string{`spec.containers[0].resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 200m`}},
 		{"unknown resource", func(s *corev1.PodSpec) {
 			s.Containers[0].Resources.Limits["gpu"] = resource.MustParse("1")
 		}, []string{`spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers`}},

@@ -27,19 +27,22 @@ func ResourceRequirements(req *corev1.ResourceRequirements, fldPath *field.Path)
 		p := reqPath.Key(string(name))
 		errs = append(errs, ContainerResourceName(name, p)...)
 		errs = append(errs, NonnegativeQuantity(q, p)...)
+		// Upstream reports these on requests and limits as a whole, not on
+		// the entry.
 		lim, ok := req.Limits[name]
-		if !ok {
-			continue
-		}
-		if q.Cmp(lim) > 0 {
-			errs = append(errs, field.Invalid(p, q.String(),
-				fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
-		}
-		// Extended resources cannot be overcommitted, so upstream insists on
-		// equality rather than <=.
-		if !isNativeResource(name) && q.Cmp(lim) != 0 {
-			errs = append(errs, field.Invalid(p, q.String(),
+		switch {
+		case !ok:
+			if !overcommitAllowed(name) {
+				errs = append(errs, field.Required(limPath, "Limit must be set for non overcommitable resources"))
+			}
+		case q.Cmp(lim) != 0 && !overcommitAllowed(name):
+			// Extended resources and hugepages cannot be overcommitted, so
+			// upstream insists on equality rather than <=.
+			errs = append(errs, field.Invalid(reqPath, q.String(),
 				fmt.Sprintf("must be equal to %s limit of %s", name, lim.String())))
+		case q.Cmp(lim) > 0:
+			errs = append(errs, field.Invalid(reqPath, q.String(),
+				fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
 		}
 	}
 	return errs
@@ -67,11 +70,13 @@ func ContainerResourceName(name corev1.ResourceName, fldPath *field.Path) field.
 	return field.ErrorList{field.Invalid(fldPath, s, "must be a standard resource for containers")}
 }
 
-// isNativeResource reports names without a domain or in the kubernetes.io
-// domain: the ones the node itself accounts for.
-func isNativeResource(name corev1.ResourceName) bool {
+// overcommitAllowed reports the resources a request may ask for less of
+// than its limit: those without a domain or in the kubernetes.io domain
+// (the node itself accounts for them), except hugepages.
+func overcommitAllowed(name corev1.ResourceName) bool {
 	s := string(name)
-	return !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
+	native := !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
+	return native && !strings.HasPrefix(s, corev1.ResourceHugePagesPrefix)
 }
 
 // ResourceList checks the quantities of a quota or limit range: qualified

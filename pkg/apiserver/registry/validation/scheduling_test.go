@@ -21,7 +21,7 @@ func TestPodSpecSecurityContextAffinitySpread(t *testing.T) {
 		{"pod security context", func(s *corev1.PodSpec) {
 			s.SecurityContext = &corev1.PodSecurityContext{
 				RunAsUser: ptr.To[int64](-1), FSGroup: ptr.To[int64](-3), SupplementalGroups: []int64{-4},
-				Sysctls: []corev1.Sysctl{{Name: "bad name!"}, {Name: "kernel.shm_rmid_forced"}, {Name: "kernel.shm_rmid_forced"}},
+				Sysctls:             []corev1.Sysctl{{Name: "bad name!"}, {Name: "kernel.shm_rmid_forced"}, {Name: "kernel.shm_rmid_forced"}},
 				FSGroupChangePolicy: ptr.To(corev1.PodFSGroupChangePolicy("Sometimes")),
 				SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("/abs/../x")},
 				AppArmorProfile:     &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr.To("")},
