@@ -2,7 +2,9 @@ package handler
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -36,10 +38,27 @@ type listParams struct {
 	noInitialEvents bool
 }
 
+// parseListParams reads a list or watch's query in upstream's order: the
+// parameters' types first (a 400 with strconv's words, as upstream's query
+// conversion), then the selectors, then the options' rules (a 422), and
+// last the resourceVersion, which upstream's storage parses (a 400 for a
+// list, a 500 for a watch).
 func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error) {
 	q := r.URL.Query()
 	var p listParams
-	var errs field.ErrorList
+	var err error
+	p.watch = queryBool(q, "watch")
+	p.opts.AllowWatchBookmarks = queryBool(q, "allowWatchBookmarks")
+	if p.timeoutSeconds, err = queryInt(q, "timeoutSeconds"); err != nil {
+		return p, err
+	}
+	// A limit of zero or less asks for everything, as upstream's.
+	if p.opts.Limit, err = queryInt(q, "limit"); err != nil {
+		return p, err
+	}
+	p.opts.Limit = max(p.opts.Limit, 0)
+	p.sendInitialEvents = queryBool(q, "sendInitialEvents")
+	p.noInitialEvents = q.Has("sendInitialEvents") && !p.sendInitialEvents
 	if s := q.Get("labelSelector"); s != "" {
 		sel, err := labels.Parse(s)
 		if err != nil {
@@ -69,30 +88,7 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	}
 	p.opts.Predicate.GetAttrs = st.ObjectAttrs
 	p.opts.ResourceVersion = q.Get("resourceVersion")
-	if p.opts.ResourceVersion != "" {
-		if _, err := strconv.ParseUint(p.opts.ResourceVersion, 10, 64); err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("resourceVersion"), p.opts.ResourceVersion, "must be a non-negative integer"))
-		}
-	}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
-			errs = append(errs, field.Invalid(field.NewPath("limit"), s, "must be a non-negative integer"))
-		}
-		p.opts.Limit = n
-	}
 	p.opts.Continue = q.Get("continue")
-	p.watch = isTrue(q.Get("watch"))
-	p.opts.AllowWatchBookmarks = isTrue(q.Get("allowWatchBookmarks"))
-	p.sendInitialEvents = isTrue(q.Get("sendInitialEvents"))
-	p.noInitialEvents = q.Has("sendInitialEvents") && !p.sendInitialEvents
-	if s := q.Get("timeoutSeconds"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
-			errs = append(errs, field.Invalid(field.NewPath("timeoutSeconds"), s, "must be a non-negative integer"))
-		}
-		p.timeoutSeconds = n
-	}
 	match := q.Get("resourceVersionMatch")
 	p.opts.Exact = match == "Exact"
 	// resourceVersionMatch and sendInitialEvents are checked by upstream's
@@ -104,12 +100,18 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	if q.Has("sendInitialEvents") {
 		lo.SendInitialEvents = &p.sendInitialEvents
 	}
-	errs = append(errs, metainternalversionvalidation.ValidateListOptions(lo, true)...)
+	errs := metainternalversionvalidation.ValidateListOptions(lo, true)
 	if p.watch && p.sendInitialEvents && !p.opts.AllowWatchBookmarks {
 		errs = append(errs, field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is only supported on watch requests with allowWatchBookmarks=true"))
 	}
 	if len(errs) > 0 {
 		return p, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	if err := checkResourceVersion(p.opts.ResourceVersion); err != nil {
+		if p.watch {
+			return p, err
+		}
+		return p, badRequestf("invalid resource version: %s", err.ErrStatus.Message)
 	}
 	if p.opts.Continue != "" && p.opts.ResourceVersion != "" && p.opts.ResourceVersion != "0" {
 		// A continue token pins the revision itself.
@@ -118,7 +120,38 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	return p, nil
 }
 
-func isTrue(s string) bool { return s == "1" || s == "true" }
+// checkResourceVersion is upstream storage's 500 for a resourceVersion
+// that is not a revision (a get or a watch; a list makes it a 400).
+func checkResourceVersion(rv string) *apierrors.StatusError {
+	if rv == "" {
+		return nil
+	}
+	if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+		return failure(http.StatusInternalServerError, metav1.StatusReasonUnknown, field.Invalid(field.NewPath("resourceVersion"), rv, err.Error()).Error())
+	}
+	return nil
+}
+
+// queryBool reads a boolean query parameter as upstream's conversion does:
+// present and neither "0" nor "false" (any case) is true.
+func queryBool(q url.Values, name string) bool {
+	v, ok := q[name]
+	return ok && len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
+}
+
+// queryInt reads an integer query parameter (0 when absent); one that is
+// not an integer is upstream's 400 naming strconv's error.
+func queryInt(q url.Values, name string) (int64, error) {
+	v := q[name]
+	if len(v) == 0 {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(err.Error())
+	}
+	return n, nil
+}
 
 // selectableFields are the field labels a field selector may name.
 func (s *Store) selectableFields() fields.Set {

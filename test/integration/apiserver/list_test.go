@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
@@ -196,5 +197,54 @@ func TestListAndWatchOptionsAsUpstream(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no event")
+	}
+}
+
+// Query parameters are read as upstream's: a limit of zero or less lists
+// everything, a parameter that is not a number is a 400 in strconv's words,
+// a resourceVersion that is not a revision is a 400 for a list and a 500
+// for a watch, and a boolean is true unless it is "0" or "false".
+func TestListQueryParametersAsUpstream(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	for _, name := range []string{"a", "b"} {
+		if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := s.Client.CoreV1().RESTClient()
+	get := func(params ...string) rest.Result {
+		req := rc.Get().AbsPath("/api/v1/namespaces/default/configmaps")
+		for i := 0; i < len(params); i += 2 {
+			req = req.Param(params[i], params[i+1])
+		}
+		return req.Do(ctx)
+	}
+	var list corev1.ConfigMapList
+	if err := get("limit", "-1").Into(&list); err != nil || len(list.Items) != 2 || list.Continue != "" {
+		t.Errorf("limit=-1: %v, %d items, continue %q; want both, unpaged", err, len(list.Items), list.Continue)
+	}
+	refused := []struct {
+		params []string
+		code   int32
+		want   string
+	}{
+		{[]string{"limit", "abc"}, http.StatusBadRequest, `strconv.ParseInt: parsing "abc": invalid syntax`},
+		{[]string{"limit", "y", "timeoutSeconds", "x"}, http.StatusBadRequest, `strconv.ParseInt: parsing "x": invalid syntax`},
+		{[]string{"resourceVersion", "x"}, http.StatusBadRequest,
+			`invalid resource version: resourceVersion: Invalid value: "x": strconv.ParseUint: parsing "x": invalid syntax`},
+		{[]string{"watch", "yes", "resourceVersion", "-1"}, http.StatusInternalServerError,
+			`resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax`},
+	}
+	for _, tc := range refused {
+		err := get(tc.params...).Error()
+		var se *apierrors.StatusError
+		if !errors.As(err, &se) || se.ErrStatus.Code != tc.code || se.ErrStatus.Message != tc.want {
+			t.Errorf("%v: got %v, want %d %q", tc.params, err, tc.code, tc.want)
+		}
+	}
+	body, err := get("watch", "", "timeoutSeconds", "1").Raw()
+	if err != nil || !strings.HasPrefix(string(body), `{"type":"ADDED"`) {
+		t.Errorf("watch= (empty): %v %.60s, want a watch as upstream's", err, body)
 	}
 }
