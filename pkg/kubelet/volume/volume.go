@@ -253,7 +253,10 @@ func modeOr(m *int32, def int32) os.FileMode {
 	return os.FileMode(def)
 }
 
-func project(data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, optional bool, what string) (map[string]file, error) {
+// project lays out data as the volume's items ask; missingKey words the
+// error for an item whose key the object lacks, as upstream's MakePayload
+// for its kind.
+func project(data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, optional bool, missingKey string) (map[string]file, error) {
 	mode := modeOr(defaultMode, v1.ConfigMapVolumeSourceDefaultMode)
 	out := map[string]file{}
 	if len(items) == 0 {
@@ -268,7 +271,7 @@ func project(data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, o
 			if optional {
 				continue
 			}
-			return nil, fmt.Errorf("%s has no key %q", what, it.Key)
+			return nil, fmt.Errorf("%s: %s", missingKey, it.Key)
 		}
 		out[it.Path] = file{v, modeOr(it.Mode, int32(mode))}
 	}
@@ -291,7 +294,7 @@ func (m *Manager) configMapFiles(ctx context.Context, ns, name string, items []v
 	for k, v := range cm.BinaryData {
 		data[k] = v
 	}
-	return project(data, items, mode, opt, fmt.Sprintf("configmap %q", name))
+	return project(data, items, mode, opt, "configmap references non-existent config key")
 }
 
 func (m *Manager) secretFiles(ctx context.Context, ns, name string, items []v1.KeyToPath, mode *int32, optional *bool) (map[string]file, error) {
@@ -310,7 +313,7 @@ func (m *Manager) secretFiles(ctx context.Context, ns, name string, items []v1.K
 	for k, v := range s.StringData {
 		data[k] = []byte(v)
 	}
-	return project(data, items, mode, opt, fmt.Sprintf("secret %q", name))
+	return project(data, items, mode, opt, "references non-existent secret key")
 }
 
 func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMode *int32, allocatable func() v1.ResourceList) (map[string]file, error) {

@@ -137,6 +137,17 @@ func TestSetUpFailures(t *testing.T) {
 		{"missing optional configmap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "nope"}, Optional: &optional}}, ""},
 		{"missing secret", v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "nope"}},
 			`MountVolume.SetUp failed for volume "v" : secret "nope" not found`},
+		{"configmap item whose key is missing", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cm"},
+			Items: []v1.KeyToPath{{Key: "missing", Path: "x"}}}},
+			`MountVolume.SetUp failed for volume "v" : configmap references non-existent config key: missing`},
+		{"optional configmap item whose key is missing", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cm"},
+			Items: []v1.KeyToPath{{Key: "missing", Path: "x"}}, Optional: &optional}}, ""},
+		{"secret item whose key is missing", v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s",
+			Items: []v1.KeyToPath{{Key: "missing", Path: "x"}}}},
+			`MountVolume.SetUp failed for volume "v" : references non-existent secret key: missing`},
+		{"projected configmap item whose key is missing", v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{
+			ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "cm"}, Items: []v1.KeyToPath{{Key: "missing", Path: "x"}}}}}}},
+			`MountVolume.SetUp failed for volume "v" : configmap references non-existent config key: missing`},
 		{"hostPath File that does not exist", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/does/not/exist", Type: &file}},
 			`MountVolume.SetUp failed for volume "v" : hostPath type check failed: /does/not/exist does not exist`},
 		{"hostPath File that is a directory", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/", Type: &file}},
@@ -144,7 +155,11 @@ func TestSetUpFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &Manager{Root: t.TempDir(), Mounter: &fakeMounter{mounted: map[string]int64{}}, Source: &fakeSource{}}
+			src := &fakeSource{
+				cms:     map[string]*v1.ConfigMap{"cm": {Data: map[string]string{"a": "A"}}},
+				secrets: map[string]*v1.Secret{"s": {Data: map[string][]byte{"a": []byte("A")}}},
+			}
+			m := &Manager{Root: t.TempDir(), Mounter: &fakeMounter{mounted: map[string]int64{}}, Source: src}
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}, Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "v", VolumeSource: tc.vol}}}}
 			_, err := m.SetUp(context.Background(), pod)
 			got := ""
