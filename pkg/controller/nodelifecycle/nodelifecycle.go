@@ -60,6 +60,10 @@ type Controller struct {
 	cfg         Config
 	// Events records what the controller did; set it before Run.
 	Events controllerutil.Recorder
+	// EvictionEvents records the NoExecute evictions (TaintManagerEviction),
+	// which upstream's separate taint-eviction-controller reports under its
+	// own name; set it before Run.
+	EvictionEvents controllerutil.Recorder
 
 	mu     sync.Mutex
 	health map[string]*nodeHealth
@@ -82,18 +86,19 @@ type nodeHealth struct {
 func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, leases coordinformers.LeaseInformer, pods coreinformers.PodInformer,
 	cfg Config, mp workqueue.MetricsProvider, clk clock.Clock) *Controller {
 	c := &Controller{
-		client:      client,
-		nodeLister:  nodes.Lister(),
-		leaseLister: leases.Lister(),
-		podLister:   pods.Lister(),
-		podIndexer:  pods.Informer().GetIndexer(),
-		synced:      []cache.InformerSynced{nodes.Informer().HasSynced, leases.Informer().HasSynced, pods.Informer().HasSynced},
-		evictions:   controllerutil.NewQueue(Name, mp),
-		clock:       clk,
-		cfg:         cfg,
-		Events:      controllerutil.NopRecorder{},
-		health:      map[string]*nodeHealth{},
-		scheduled:   map[string]bool{},
+		client:         client,
+		nodeLister:     nodes.Lister(),
+		leaseLister:    leases.Lister(),
+		podLister:      pods.Lister(),
+		podIndexer:     pods.Informer().GetIndexer(),
+		synced:         []cache.InformerSynced{nodes.Informer().HasSynced, leases.Informer().HasSynced, pods.Informer().HasSynced},
+		evictions:      controllerutil.NewQueue(Name, mp),
+		clock:          clk,
+		cfg:            cfg,
+		Events:         controllerutil.NopRecorder{},
+		EvictionEvents: controllerutil.NopRecorder{},
+		health:         map[string]*nodeHealth{},
+		scheduled:      map[string]bool{},
 	}
 	_ = pods.Informer().AddIndexers(cache.Indexers{podsByNodeIndex: func(obj any) ([]string, error) {
 		p, ok := obj.(*corev1.Pod)
@@ -458,7 +463,7 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 	if !evict {
 		if c.setScheduled(key, false) {
 			// The taints went, or the pod now tolerates them for ever.
-			c.Events.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
+			c.EvictionEvents.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
 		}
 		return nil
 	}
@@ -476,7 +481,7 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 		return fmt.Errorf("evict pod %s: %w", key, err)
 	}
 	slog.Info("evicted pod from tainted node", "pod", key, "node", n.Name, "taints", taintKeys(taints))
-	c.Events.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s", key)
+	c.EvictionEvents.Eventf(p, corev1.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod %s", key)
 	return nil
 }
 

@@ -296,7 +296,7 @@ func TestRegisteredAndRemovingNodeEvents(t *testing.T) {
 func TestEvictionCancelledWhenTaintGoes(t *testing.T) {
 	f := newFixture(t)
 	rec := record.NewFakeRecorder(10)
-	f.ctrl.Events = rec
+	f.ctrl.EvictionEvents = rec
 	added := metav1.NewTime(start)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added}}}}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -59,6 +60,24 @@ func TestLostNodeIsTaintedAndItsPodsReplaced(t *testing.T) {
 			}
 		}
 		return true, nil
+	})
+	// As upstream, the evictions are reported by the taint eviction
+	// controller, under its own name.
+	waitFor(t, "a TaintManagerEviction event from taint-eviction-controller", func() (bool, error) {
+		evs, err := c.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "TaintManagerEviction" && e.InvolvedObject.Kind == "Pod" &&
+				e.Message == "Marking for deletion Pod "+ns+"/"+e.InvolvedObject.Name {
+				if e.Source.Component != "taint-eviction-controller" {
+					return false, fmt.Errorf("event %q from %q", e.Message, e.Source.Component)
+				}
+				return true, nil
+			}
+		}
+		return false, nil
 	})
 	// node-b keeps its Lease fresh, so it stays untainted.
 	n, err := c.client.CoreV1().Nodes().Get(ctx, "node-b", metav1.GetOptions{})
