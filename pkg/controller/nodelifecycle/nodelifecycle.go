@@ -176,13 +176,6 @@ func (c *Controller) monitor(ctx context.Context) error {
 	var errs []error
 	for _, n := range nodes {
 		seen[n.Name] = true
-		c.mu.Lock()
-		_, known := c.health[n.Name]
-		c.mu.Unlock()
-		if !known {
-			// As upstream, on first sight (after a restart too).
-			c.Events.Eventf(n, corev1.EventTypeNormal, "RegisteredNode", "Node %s event: Registered Node %s in Controller", n.Name, n.Name)
-		}
 		if err := c.monitorNode(ctx, n); err != nil {
 			errs = append(errs, err)
 		}
@@ -214,8 +207,9 @@ func readyCondition(n *corev1.Node) *corev1.NodeCondition {
 	return nil
 }
 
-// probe records liveness signals and reports whether the Node is overdue.
-func (c *Controller) probe(n *corev1.Node) bool {
+// probe records liveness signals and reports whether the Node is overdue,
+// and whether this is the first sight of it.
+func (c *Controller) probe(n *corev1.Node) (overdue, first bool) {
 	now := c.clock.Now()
 	var lease *coordinationv1.Lease
 	if l, err := c.leaseLister.Leases(corev1.NamespaceNodeLease).Get(n.Name); err == nil {
@@ -239,11 +233,15 @@ func (c *Controller) probe(n *corev1.Node) bool {
 			h.probed = now
 		}
 	}
-	return now.Sub(h.probed) > c.cfg.GracePeriod
+	return now.Sub(h.probed) > c.cfg.GracePeriod, !ok
 }
 
 func (c *Controller) monitorNode(ctx context.Context, n *corev1.Node) error {
-	overdue := c.probe(n)
+	overdue, first := c.probe(n)
+	if first {
+		// As upstream, on first sight (after a restart too).
+		c.Events.Eventf(n, corev1.EventTypeNormal, "RegisteredNode", "Node %s event: Registered Node %s in Controller", n.Name, n.Name)
+	}
 	now := metav1.NewTime(c.clock.Now())
 	if overdue {
 		if rc := readyCondition(n); rc == nil || rc.Status != corev1.ConditionUnknown {
