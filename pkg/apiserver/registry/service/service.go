@@ -164,7 +164,7 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 	if !ok {
 		return registry.WrongType("service", obj)
 	}
-	return Validate(s)
+	return Validate(s, nil)
 }
 
 // PrepareForUpdate keeps status, carries over the cluster IPs and node ports
@@ -217,7 +217,7 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	if !ok1 || !ok2 {
 		return registry.WrongType("service", obj)
 	}
-	errs := Validate(s)
+	errs := Validate(s, o.Spec.LoadBalancerSourceRanges)
 	if s.Spec.Type != corev1.ServiceTypeExternalName && o.Spec.Type != corev1.ServiceTypeExternalName &&
 		len(o.Spec.ClusterIPs) > 0 && !apiequality.Semantic.DeepEqual(s.Spec.ClusterIPs, o.Spec.ClusterIPs) {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), s.Spec.ClusterIPs, "may not change once set"))

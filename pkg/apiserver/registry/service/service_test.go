@@ -90,6 +90,23 @@ func TestValidate(t *testing.T) {
 			[]string{`spec.clusterIP: Invalid value: "10.96.0"`}},
 		{"bad selector", func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "a b"} },
 			[]string{`spec.selector: Invalid value: "a b"`}},
+		// As upstream 1.36's kube-apiserver answers: the repeated port shows
+		// as its internal ServicePort, and source ranges are refused off a
+		// LoadBalancer (they were accepted and did nothing).
+		{"repeated port", func(s *corev1.Service) {
+			s.Spec.Ports[0].Name = "a"
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "b", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)})
+		}, []string{`spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,"Port":80,"TargetPort":0,"NodePort":0}`}},
+		{"source ranges off a load balancer", func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"x", " 10.0.0.0/8 ", "10.0.0.1/8"} },
+			[]string{
+				"spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'",
+				`spec.LoadBalancerSourceRanges[0]: Invalid value: "x": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
+				`spec.LoadBalancerSourceRanges[2]: Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`,
+			}},
+		{"source ranges on a load balancer", func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"net"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -15,8 +16,10 @@ import (
 
 // Validate checks a service's spec as upstream does, short of IP
 // allocation: ports, type, affinity, selector and IPs. The name is checked by
-// the handler through Resource.ValidateName.
-func Validate(s *corev1.Service) field.ErrorList {
+// the handler through Resource.ValidateName. oldSourceRanges (on update,
+// the service's current loadBalancerSourceRanges) pass even if today's
+// strict CIDR parsing would refuse them.
+func Validate(s *corev1.Service, oldSourceRanges []string) field.ErrorList {
 	var errs field.ErrorList
 	spec := &s.Spec
 	specPath := field.NewPath("spec")
@@ -84,6 +87,18 @@ func Validate(s *corev1.Service) field.ErrorList {
 	if spec.Type != corev1.ServiceTypeExternalName {
 		errs = append(errs, metav1validation.ValidateLabels(spec.Selector, specPath.Child("selector"))...)
 	}
+	if len(spec.LoadBalancerSourceRanges) > 0 {
+		// Upstream spells the field with a capital L in these errors.
+		p := specPath.Child("LoadBalancerSourceRanges")
+		if spec.Type != corev1.ServiceTypeLoadBalancer {
+			errs = append(errs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
+		}
+		for i, r := range spec.LoadBalancerSourceRanges {
+			// Space-padded values are allowed, as upstream (a leftover of
+			// the annotation they came from).
+			errs = append(errs, utilvalidation.IsValidCIDRForLegacyField(p.Index(i), strings.TrimSpace(r), true, oldSourceRanges)...)
+		}
+	}
 	if p := spec.ExternalTrafficPolicy; p != "" {
 		if !externallyAccessible(s) {
 			errs = append(errs, field.Invalid(specPath.Child("externalTrafficPolicy"), p,
@@ -99,7 +114,7 @@ func Validate(s *corev1.Service) field.ErrorList {
 func ports(s *corev1.Service, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	names := map[string]bool{}
-	seen := map[string]bool{}
+	seen := map[duplicatePort]bool{}
 	for i, p := range s.Spec.Ports {
 		pp := fldPath.Index(i)
 		if len(s.Spec.Ports) > 1 && p.Name == "" {
@@ -136,13 +151,25 @@ func ports(s *corev1.Service, fldPath *field.Path) field.ErrorList {
 				}
 			}
 		}
-		key := fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+		key := duplicatePort{Protocol: string(p.Protocol), Port: p.Port}
 		if seen[key] {
 			errs = append(errs, field.Duplicate(pp, key))
 		}
 		seen[key] = true
 	}
 	return errs
+}
+
+// duplicatePort is the protocol and port two ports may not share, printed
+// in errors as upstream prints it: its internal ServicePort, whose fields
+// have no JSON names, with only those two set.
+type duplicatePort struct {
+	Name        string
+	Protocol    string
+	AppProtocol *string
+	Port        int32
+	TargetPort  intstr.IntOrString
+	NodePort    int32
 }
 
 // maxClientIPAffinitySeconds is upstream's cap on session stickiness: a day.
