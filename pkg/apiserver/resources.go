@@ -16,6 +16,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/namespace"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/node"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/poddisruptionbudget"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/priorityclass"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/replicaset"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/resourcequota"
@@ -51,5 +52,6 @@ func Resources(c clock.PassiveClock) []*registry.Resource {
 		mutatingwebhookconfiguration.Resource(c),
 		validatingwebhookconfiguration.Resource(c),
 		priorityclass.Resource(c),
+		poddisruptionbudget.Resource(c),
 	}
 }
