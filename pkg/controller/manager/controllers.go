@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/deployment"
+	"github.com/kube-lite/kube-lite/pkg/controller/disruption"
 	"github.com/kube-lite/kube-lite/pkg/controller/garbagecollector"
 	"github.com/kube-lite/kube-lite/pkg/controller/job"
 	"github.com/kube-lite/kube-lite/pkg/controller/namespace"
@@ -32,6 +33,7 @@ func initializers() map[string]initFunc {
 		"namespace":        startNamespace,
 		"podgc":            startPodGC,
 		"ttlafterfinished": startTTLAfterFinished,
+		"disruption":       startDisruption,
 	}
 }
 
@@ -115,4 +117,12 @@ func startPodGC(_ context.Context, cc *controllerContext) (runFunc, error) {
 func startTTLAfterFinished(_ context.Context, cc *controllerContext) (runFunc, error) {
 	c := ttlafterfinished.New(cc.client, cc.informers.Batch().V1().Jobs(), cc.metrics, cc.clock)
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentTTLSyncs) }, nil
+}
+
+func startDisruption(_ context.Context, cc *controllerContext) (runFunc, error) {
+	f := cc.informers
+	c := disruption.New(cc.client, f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
+		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(), cc.metrics, cc.clock)
+	c.Events = cc.recorder("controllermanager")
+	return func(ctx context.Context) { c.Run(ctx, 1) }, nil
 }

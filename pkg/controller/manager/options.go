@@ -151,13 +151,15 @@ func canonicalName(name string) string {
 		return "podgc"
 	case "ttl-after-finished-controller":
 		return "ttlafterfinished"
+	case "disruption-controller":
+		return "disruption"
 	}
 	return name
 }
 
 // KnownControllers lists the controller names, sorted.
 func KnownControllers() []string {
-	return []string{"deployment", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}
+	return []string{"deployment", "disruption", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}
 }
 
 // EnabledControllers resolves --controllers with upstream's rules: '*'

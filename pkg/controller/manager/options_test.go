@@ -12,10 +12,10 @@ func TestEnabledControllers(t *testing.T) {
 		wantErr string
 	}{
 		{spec: []string{"*"}, want: KnownControllers()},
-		{spec: []string{"*", "-job"}, want: []string{"deployment", "garbagecollector", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}},
+		{spec: []string{"*", "-job"}, want: []string{"deployment", "disruption", "garbagecollector", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}},
 		{spec: []string{"deployment", "replicaset"}, want: []string{"deployment", "replicaset"}},
 		{spec: []string{"-job", "job"}, want: nil},
-		{spec: []string{"*", "-garbage-collector-controller"}, want: []string{"deployment", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}},
+		{spec: []string{"*", "-garbage-collector-controller", "-disruption-controller"}, want: []string{"deployment", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}},
 		{spec: []string{"*", "-cronjob"}, wantErr: `unknown controller "cronjob"`},
 	}
 	for _, tt := range tests {
