@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -32,7 +34,9 @@ import (
 	"k8s.io/client-go/rest"
 	kapply "k8s.io/kubectl/pkg/cmd/apply"
 	kubectlcreate "k8s.io/kubectl/pkg/cmd/create"
+	kdelete "k8s.io/kubectl/pkg/cmd/delete"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/dryrun"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/validate"
@@ -59,6 +63,14 @@ type Options struct {
 	SaveConfig bool
 	// FieldManager names the writer of the object's fields to the server.
 	FieldManager string
+	// Overwrite (apply only, as kubectl's --overwrite) lets the file win
+	// over fields others changed since the last apply; without it such a
+	// change is refused.
+	Overwrite bool
+	// DeleteFlags (apply only) are kubectl's --force, --grace-period,
+	// --cascade, --timeout and --wait; deleteOpts what they parse to.
+	DeleteFlags *kdelete.DeleteFlags
+	deleteOpts  *kdelete.DeleteOptions
 
 	streams genericiooptions.IOStreams
 }
@@ -82,13 +94,21 @@ func (o *Options) runE(f cmdutil.Factory, apply bool) func(*cobra.Command, []str
 		if o.DryRun, err = cmdutil.GetDryRunStrategy(cmd); err != nil {
 			return err
 		}
+		if o.DeleteFlags != nil {
+			if o.deleteOpts, err = o.DeleteFlags.ToOptions(nil, o.streams); err != nil {
+				return err
+			}
+			if o.DryRun == cmdutil.DryRunServer && o.deleteOpts.ForceDeletion {
+				return fmt.Errorf("--dry-run=server cannot be used with --force")
+			}
+		}
 		return o.Run(cmd.Context(), f, apply)
 	}
 }
 
 // NewApplyCmd returns `apply`.
 func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{streams: streams}
+	o := &Options{streams: streams, DeleteFlags: newDeleteFlags()}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
 		Short: "Create or update objects from files, keeping what you removed from the file removed from the object",
@@ -96,6 +116,8 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 	}
 	addCommonFlags(cmd, o, "apply")
 	cmd.Flags().StringVar(&o.FieldManager, "field-manager", "kubectl-client-side-apply", "Name of the manager used to track field ownership.")
+	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", true, "Automatically resolve conflicts between the modified and live configuration by using values from the modified configuration")
+	o.DeleteFlags.AddFlags(cmd)
 	// kubectl's own: they read or rewrite only the last-applied annotation.
 	cmd.AddCommand(
 		kapply.NewCmdApplyViewLastApplied(f, streams),
@@ -103,6 +125,15 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 		kapply.NewCmdApplyEditLastApplied(f, streams),
 	)
 	return cmd
+}
+
+// newDeleteFlags are the deletion flags kubectl's apply takes: --force
+// deletes and re-creates an object the server refuses to patch, the others
+// say how. --wait only matters to pruning, which kube-lite's apply does not
+// do; as kubectl, it is accepted and does nothing else.
+func newDeleteFlags() *kdelete.DeleteFlags {
+	cascade, gracePeriod, force, timeout, wait := "background", -1, false, time.Duration(0), false
+	return &kdelete.DeleteFlags{CascadingStrategy: &cascade, GracePeriod: &gracePeriod, Force: &force, Timeout: &timeout, Wait: &wait}
 }
 
 // NewCreateCmd returns `create`.
@@ -212,10 +243,15 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 		}
 		if err != nil {
 			// kubectl names the step that failed: apply creating a
-			// missing object says "creating".
+			// missing object says "creating", a refused patch is shown
+			// with the object it was for.
 			verb := "applying"
+			var pe *patchError
 			if !apply || op == "created" {
 				verb = "creating"
+			} else if errors.As(err, &pe) {
+				verb = fmt.Sprintf("applying patch:\n%s\nto:\n%v\nfor:", pe.patch, info)
+				err = pe.err
 			}
 			errs = append(errs, cmdutil.AddSourceToErr(verb, info.Source, err))
 			continue
@@ -331,9 +367,9 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, er
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		patch, pt, err := ThreeWayPatch(info.Mapping.GroupVersionKind, modified, current)
+		patch, pt, err := ThreeWayPatch(info.Mapping.GroupVersionKind, modified, current, o.Overwrite)
 		if err != nil {
-			return "", fmt.Errorf("computing the patch for %s/%s: %w", info.Mapping.Resource.Resource, info.Name, err)
+			return "", &patchError{err: cmdutil.AddSourceToErr("patching", info.Source, creatingPatchError(modified, current, err))}
 		}
 		if string(patch) == "{}" {
 			return "unchanged", info.Refresh(current, true)
@@ -350,16 +386,84 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, er
 		if err == nil {
 			return "configured", info.Refresh(obj, true)
 		}
-		if !apierrors.IsConflict(err) || attempt+1 >= maxPatchRetries {
-			return "", err
+		if apierrors.IsConflict(err) && attempt+1 < maxPatchRetries && ctx.Err() == nil {
+			if current, err = h.Get(info.Namespace, info.Name); err != nil {
+				return "", err
+			}
+			continue
 		}
-		if ctx.Err() != nil {
-			return "", ctx.Err()
+		if (apierrors.IsConflict(err) || apierrors.IsInvalid(err)) && o.deleteOpts != nil && o.deleteOpts.ForceDeletion {
+			// As kubectl's --force: what cannot be patched (an immutable
+			// field) is deleted and created again from the file.
+			obj, err := o.deleteAndCreate(ctx, h, info, current, modified)
+			if err != nil {
+				// kubectl shows the object it tried to create, as encoded
+				// (a trailing newline), in place of the patch.
+				return "", &patchError{patch: append(modified, '\n'), err: err}
+			}
+			return "configured", info.Refresh(obj, true)
 		}
-		if current, err = h.Get(info.Namespace, info.Name); err != nil {
-			return "", err
-		}
+		return "", &patchError{patch: patch, err: cmdutil.AddSourceToErr("patching", info.Source, err)}
 	}
+}
+
+// patchError is a failure once apply has computed (or tried to compute) a
+// patch; kubectl reports it with the patch and the object it was for.
+type patchError struct {
+	patch []byte
+	err   error
+}
+
+func (e *patchError) Error() string { return e.err.Error() }
+func (e *patchError) Unwrap() error { return e.err }
+
+// creatingPatchError is kubectl's report of a patch it could not compute,
+// which --overwrite=false gives for any field changed since the last apply.
+func creatingPatchError(modified []byte, current runtime.Object, err error) error {
+	cur, jerr := json.Marshal(current)
+	if jerr != nil {
+		return err
+	}
+	var original string
+	if a, aerr := meta.Accessor(current); aerr == nil {
+		original = a.GetAnnotations()[LastAppliedAnnotation]
+	}
+	// kubectl shows modified and current as encoded: each ends its line.
+	return fmt.Errorf("creating patch with:\noriginal:\n%s\nmodified:\n%s\n\ncurrent:\n%s\n\nfor: %w", original, modified, cur, err)
+}
+
+// deleteAndCreate replaces the live object by the one in the file: it is
+// deleted as --cascade and --grace-period say, awaited for --timeout (zero:
+// it must be gone at once) and created again. If the new object is refused,
+// the old one is put back and the refusal still reported.
+func (o *Options) deleteAndCreate(ctx context.Context, h *resource.Helper, info *resource.Info, current runtime.Object, modified []byte) (runtime.Object, error) {
+	opts := &metav1.DeleteOptions{PropagationPolicy: &o.deleteOpts.CascadingStrategy}
+	if o.deleteOpts.GracePeriod >= 0 {
+		opts.GracePeriodSeconds = ptr.To(int64(o.deleteOpts.GracePeriod))
+	}
+	if _, err := h.DeleteWithOptions(info.Namespace, info.Name, opts); err != nil {
+		return nil, err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, o.deleteOpts.Timeout, true, func(context.Context) (bool, error) {
+		if _, err := h.Get(info.Namespace, info.Name); !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		return true, nil
+	}); err != nil {
+		return nil, err
+	}
+	replacement := &unstructured.Unstructured{}
+	if err := replacement.UnmarshalJSON(modified); err != nil {
+		return nil, err
+	}
+	created, err := h.Create(info.Namespace, true, replacement)
+	if err == nil {
+		return created, nil
+	}
+	if _, rerr := h.Create(info.Namespace, true, current); rerr != nil {
+		return nil, fmt.Errorf("An error occurred force-replacing the existing object with the newly provided one:\n\n%w.\n\nAdditionally, an error occurred attempting to restore the original object:\n\n%w", err, rerr)
+	}
+	return nil, err
 }
 
 // modifiedConfiguration is the object as the user wrote it, carrying the
@@ -411,7 +515,8 @@ func setAnnotation(obj runtime.Object, lastApplied string) error {
 // deletes what the previous apply (the annotation on current) set and the
 // new configuration no longer has. Built-in kinds get a strategic merge
 // patch (lists merge by key); others a JSON merge patch.
-func ThreeWayPatch(gvk schema.GroupVersionKind, modified []byte, current runtime.Object) ([]byte, types.PatchType, error) {
+// Without overwrite, a field changed since the last apply is a conflict.
+func ThreeWayPatch(gvk schema.GroupVersionKind, modified []byte, current runtime.Object, overwrite bool) ([]byte, types.PatchType, error) {
 	cur, err := json.Marshal(current)
 	if err != nil {
 		return nil, "", err
@@ -435,7 +540,7 @@ func ThreeWayPatch(gvk schema.GroupVersionKind, modified []byte, current runtime
 		if err != nil {
 			return nil, "", err
 		}
-		p, err := strategicpatch.CreateThreeWayMergePatch(original, modified, cur, lookup, true, preconditions...)
+		p, err := strategicpatch.CreateThreeWayMergePatch(original, modified, cur, lookup, overwrite, preconditions...)
 		return p, types.StrategicMergePatchType, err
 	}
 	p, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, cur, preconditions...)

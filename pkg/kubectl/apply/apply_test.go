@@ -112,7 +112,7 @@ func TestThreeWayPatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			patch, pt, err := ThreeWayPatch(tt.gvk, mod, current)
+			patch, pt, err := ThreeWayPatch(tt.gvk, mod, current, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestThreeWayPatchRefusesToRename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ThreeWayPatch(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, mod, current); err == nil {
+	if _, _, err := ThreeWayPatch(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, mod, current, true); err == nil {
 		t.Fatal("a patch that renames the object was computed")
 	}
 }
@@ -232,7 +232,7 @@ func TestApplyRetriesConflicts(t *testing.T) {
 				Namespace: "ns", Name: "c",
 				Object: obj(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"a":"2"}}`),
 			}
-			o := &Options{Validate: "strict"}
+			o := &Options{Validate: "strict", Overwrite: true}
 			op, err := o.applyOne(context.Background(), info)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)

@@ -432,3 +432,43 @@ func TestApplyLastAppliedSubcommands(t *testing.T) {
 		t.Fatalf("%s", r)
 	}
 }
+
+// A change the server refuses as invalid (an immutable ConfigMap's data)
+// fails as a patch; with --force, as kubectl, the object is deleted and
+// created again from the file. --overwrite=false refuses any change made
+// since the last apply, and --force next to --dry-run=server is refused.
+func TestApplyForceAndOverwrite(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	manifest := func(v string) string {
+		return writeFile(t, dir, v+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: imm}\nimmutable: true\ndata: {a: \""+v+"\"}\n")
+	}
+	one, two := manifest("1"), manifest("2")
+	mustSucceed(t, "apply", "-n", ns, "-f", one)
+	before, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "imm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := kubectl(t, "apply", "-n", ns, "-f", two); r.code != 1 || !strings.Contains(r.err, "field is immutable") {
+		t.Fatalf("patching an immutable field: %s", r)
+	}
+	if r := kubectl(t, "apply", "-n", ns, "-f", two, "--overwrite=false"); r.code != 1 || !strings.HasPrefix(r.err, "error: error when applying patch:\n\nto:\n") || !strings.Contains(r.err, "conflicts with changes made from original to current") {
+		t.Fatalf("--overwrite=false: %s", r)
+	}
+	if r := kubectl(t, "apply", "-n", ns, "-f", two, "--force", "--dry-run=server"); r.code != 1 || r.err != "error: --dry-run=server cannot be used with --force\n" {
+		t.Fatalf("--force --dry-run=server: %s", r)
+	}
+	if r := mustSucceed(t, "apply", "-n", ns, "-f", two, "--force", "--wait"); r.out != "configmap/imm configured\n" {
+		t.Fatalf("--force: %s", r)
+	}
+	after, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "imm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Data["a"] != "2" || after.UID == before.UID {
+		t.Fatalf("after --force: data %v, uid %s (was %s)", after.Data, after.UID, before.UID)
+	}
+	if r := mustSucceed(t, "apply", "-n", ns, "-f", two, "--overwrite=false"); r.out != "configmap/imm unchanged\n" {
+		t.Fatalf("--overwrite=false, nothing changed: %s", r)
+	}
+}
