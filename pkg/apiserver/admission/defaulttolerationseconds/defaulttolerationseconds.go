@@ -25,9 +25,12 @@ func New() *Plugin { return &Plugin{notReady: DefaultSeconds, unreachable: Defau
 // Name implements admission.Mutator.
 func (p *Plugin) Name() string { return "DefaultTolerationSeconds" }
 
-// Admit implements admission.Mutator.
+// Admit implements admission.Mutator. Updates are admitted too, as
+// upstream: an update that drops the defaults (a patch replacing the
+// tolerations) gets them back instead of being refused for removing
+// existing tolerations.
 func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
-	if a.Operation != admission.Create || a.Subresource != "" || !isPods(a) {
+	if (a.Operation != admission.Create && a.Operation != admission.Update) || a.Subresource != "" || !isPods(a) {
 		return nil
 	}
 	pod, ok := a.Object.(*corev1.Pod)
@@ -57,11 +60,14 @@ func isPods(a *admission.Attributes) bool {
 	return a.Resource != nil && a.Resource.GroupVersion.Group == "" && a.Resource.Name == "pods"
 }
 
+// tolerates reports a toleration of the taint's NoExecute effect; an empty
+// key (with operator Exists) tolerates every taint, so the pod keeps
+// running on a failed node and gets no bounded default.
 func tolerates(t corev1.Toleration, key string) bool {
 	if t.Effect != "" && t.Effect != corev1.TaintEffectNoExecute {
 		return false
 	}
-	return t.Key == key
+	return t.Key == key || t.Key == ""
 }
 
 func toleration(key string, seconds int64) corev1.Toleration {

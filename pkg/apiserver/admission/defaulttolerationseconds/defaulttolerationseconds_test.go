@@ -24,7 +24,12 @@ func TestAdmit(t *testing.T) {
 	}{
 		{"none given", admission.Create, nil, map[string]int64{corev1.TaintNodeNotReady: 300, corev1.TaintNodeUnreachable: 300}},
 		{"user's own kept", admission.Create, []corev1.Toleration{mine}, map[string]int64{corev1.TaintNodeNotReady: 10, corev1.TaintNodeUnreachable: 300}},
-		{"updates untouched", admission.Update, nil, map[string]int64{}},
+		// As upstream: an update that dropped the defaults gets them back
+		// (the pod's update would otherwise be refused for removing them).
+		{"update gets them back", admission.Update, nil, map[string]int64{corev1.TaintNodeNotReady: 300, corev1.TaintNodeUnreachable: 300}},
+		// A toleration of every taint (empty key) leaves nothing to bound.
+		{"tolerates everything", admission.Create, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, map[string]int64{}},
+		{"update keeps the user's", admission.Update, []corev1.Toleration{mine}, map[string]int64{corev1.TaintNodeNotReady: 10, corev1.TaintNodeUnreachable: 300}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,6 +39,9 @@ func TestAdmit(t *testing.T) {
 			}
 			got := map[string]int64{}
 			for _, tol := range pod.Spec.Tolerations {
+				if tol.Key == "" {
+					continue
+				}
 				if tol.Effect != corev1.TaintEffectNoExecute || tol.TolerationSeconds == nil {
 					t.Errorf("toleration %+v: want NoExecute with seconds", tol)
 					continue
