@@ -6,12 +6,14 @@ package resourcequota
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 
@@ -107,17 +109,88 @@ func scopes() []string {
 	}
 }
 
-// Validate checks hard limits, scopes and the status quantities.
+// Validate checks hard limits, scopes, the scope selector and the status
+// quantities, with upstream's words.
 func Validate(q *corev1.ResourceQuota) field.ErrorList {
-	errs := validation.ResourceList(q.Spec.Hard, field.NewPath("spec", "hard"))
+	var errs field.ErrorList
+	hardPath := field.NewPath("spec", "hard")
+	for _, r := range sortedResources(q.Spec.Hard) {
+		p := hardPath.Key(string(r))
+		errs = append(errs, quotaResourceName(r, p)...)
+		v := q.Spec.Hard[r]
+		errs = append(errs, validation.NonnegativeQuantity(v, p)...)
+		if integerResource(r) && v.MilliValue()%1000 != 0 {
+			errs = append(errs, field.Invalid(p, v, "must be an integer"))
+		}
+	}
+	errs = append(errs, validateScopes(q)...)
+	errs = append(errs, validateScopeSelector(q)...)
+	errs = append(errs, statusQuantities(q)...)
+	return errs
+}
+
+func sortedResources(l corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(l))
+	for r := range l {
+		names = append(names, r)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// quotaResourceName accepts a qualified name that is, without a domain,
+// one of the resources upstream's quota knows.
+func quotaResourceName(r corev1.ResourceName, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsQualifiedName(string(r)) {
+		errs = append(errs, field.Invalid(fldPath, r, msg))
+	}
+	if strings.Contains(string(r), "/") {
+		return errs
+	}
+	if len(errs) == 0 && !standardResource(r) {
+		errs = append(errs, field.Invalid(fldPath, r, "must be a standard resource type or fully qualified"))
+	}
+	if !standardQuotaResource(r) {
+		errs = append(errs, field.Invalid(fldPath, r, "must be a standard resource for quota"))
+	}
+	return errs
+}
+
+// standardResource: upstream's standard resource names, which a quota may
+// name but not count (storage).
+func standardResource(r corev1.ResourceName) bool {
+	return r == corev1.ResourceStorage || standardQuotaResource(r)
+}
+
+// integerResource reports what a quota counts in whole units: objects, and
+// extended resources (a domain outside kubernetes.io, not under requests.).
+func integerResource(r corev1.ResourceName) bool {
+	switch r {
+	case corev1.ResourcePods, corev1.ResourceQuotas, corev1.ResourceServices, corev1.ResourceReplicationControllers,
+		corev1.ResourceSecrets, corev1.ResourceConfigMaps, corev1.ResourcePersistentVolumeClaims,
+		corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers:
+		return true
+	}
+	s := string(r)
+	native := !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
+	if native || strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(utilvalidation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+s)) == 0
+}
+
+// validateScopes refuses unknown scopes, scopes that cannot limit a
+// resource in spec.hard (each such resource adds the same error) and
+// conflicting pairs; every error names the whole list, as upstream's.
+func validateScopes(q *corev1.ResourceQuota) field.ErrorList {
+	var errs field.ErrorList
 	scopePath := field.NewPath("spec", "scopes")
 	seen := map[corev1.ResourceQuotaScope]bool{}
-	for i, s := range q.Spec.Scopes {
+	for _, s := range q.Spec.Scopes {
 		if !contains(scopes(), string(s)) {
-			errs = append(errs, field.NotSupported(scopePath.Index(i), s, scopes()))
+			errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "unsupported scope"))
 		}
-		// Every resource the scope cannot limit adds the same error, so
-		// the map's order does not show.
 		for r := range q.Spec.Hard {
 			if standardQuotaResource(r) && !scopeAppliesTo(s, r) {
 				errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "unsupported scope applied to resource"))
@@ -125,22 +198,80 @@ func Validate(q *corev1.ResourceQuota) field.ErrorList {
 		}
 		seen[s] = true
 	}
-	if seen[corev1.ResourceQuotaScopeTerminating] && seen[corev1.ResourceQuotaScopeNotTerminating] {
-		errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "conflicting scopes"))
-	}
+	return append(errs, conflictingScopes(seen, scopePath, q.Spec.Scopes)...)
+}
+
+func conflictingScopes(seen map[corev1.ResourceQuotaScope]bool, fldPath *field.Path, value []corev1.ResourceQuotaScope) field.ErrorList {
+	var errs field.ErrorList
 	if seen[corev1.ResourceQuotaScopeBestEffort] && seen[corev1.ResourceQuotaScopeNotBestEffort] {
-		errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "conflicting scopes"))
+		errs = append(errs, field.Invalid(fldPath, value, "conflicting scopes"))
 	}
-	if sel := q.Spec.ScopeSelector; sel != nil {
-		for i, expr := range sel.MatchExpressions {
-			p := field.NewPath("spec", "scopeSelector", "matchExpressions").Index(i).Child("scopeName")
-			if !contains(scopes(), string(expr.ScopeName)) {
-				errs = append(errs, field.NotSupported(p, expr.ScopeName, scopes()))
+	if seen[corev1.ResourceQuotaScopeTerminating] && seen[corev1.ResourceQuotaScopeNotTerminating] {
+		errs = append(errs, field.Invalid(fldPath, value, "conflicting scopes"))
+	}
+	return errs
+}
+
+// internalScopeSelector prints a scope selector as upstream's errors show
+// it: its internal type, whose fields have no JSON names.
+type internalScopeSelector struct {
+	MatchExpressions []internalScopeRequirement
+}
+
+type internalScopeRequirement struct {
+	ScopeName, Operator string
+	Values              []string
+}
+
+// validateScopeSelector checks each match expression as upstream: the
+// scope is known and applies to the hard resources, boolean scopes use
+// Exists, and In/NotIn have values while Exists/DoesNotExist have none.
+// Upstream's paths carry no index.
+func validateScopeSelector(q *corev1.ResourceQuota) field.ErrorList {
+	sel := q.Spec.ScopeSelector
+	if sel == nil {
+		return nil
+	}
+	shown := internalScopeSelector{}
+	for _, e := range sel.MatchExpressions {
+		shown.MatchExpressions = append(shown.MatchExpressions, internalScopeRequirement{ScopeName: string(e.ScopeName), Operator: string(e.Operator), Values: e.Values})
+	}
+	var errs field.ErrorList
+	p := field.NewPath("spec", "scopeSelector", "matchExpressions")
+	seen := map[corev1.ResourceQuotaScope]bool{}
+	for _, e := range sel.MatchExpressions {
+		if !contains(scopes(), string(e.ScopeName)) {
+			errs = append(errs, field.Invalid(p.Child("scopeName"), e.ScopeName, "unsupported scope"))
+		}
+		for r := range q.Spec.Hard {
+			if standardQuotaResource(r) && !scopeAppliesTo(e.ScopeName, r) {
+				errs = append(errs, field.Invalid(p, shown, "unsupported scope applied to resource"))
 			}
 		}
+		switch e.ScopeName {
+		case corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort, corev1.ResourceQuotaScopeTerminating,
+			corev1.ResourceQuotaScopeNotTerminating, corev1.ResourceQuotaScopeCrossNamespacePodAffinity:
+			if e.Operator != corev1.ScopeSelectorOpExists {
+				errs = append(errs, field.Invalid(p.Child("operator"), e.Operator,
+					"must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity"))
+			}
+		}
+		switch e.Operator {
+		case corev1.ScopeSelectorOpIn, corev1.ScopeSelectorOpNotIn:
+			if len(e.Values) == 0 {
+				errs = append(errs, field.Required(p.Child("values"), "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"))
+			}
+		case corev1.ScopeSelectorOpExists, corev1.ScopeSelectorOpDoesNotExist:
+			if len(e.Values) != 0 {
+				errs = append(errs, field.Invalid(p.Child("values"), e.Values, "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"))
+			}
+		default:
+			errs = append(errs, field.Invalid(p.Child("operator"), e.Operator, "not a valid selector operator"))
+		}
+		seen[e.ScopeName] = true
 	}
-	errs = append(errs, statusQuantities(q)...)
-	return errs
+	// Upstream shows spec.scopes as the value here.
+	return append(errs, conflictingScopes(seen, p, q.Spec.Scopes)...)
 }
 
 // standardQuotaResource reports whether upstream's quota knows r itself
@@ -156,7 +287,7 @@ func standardQuotaResource(r corev1.ResourceName) bool {
 		corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers:
 		return true
 	}
-	return strings.HasPrefix(string(r), corev1.ResourceRequestsHugePagesPrefix)
+	return strings.HasPrefix(string(r), corev1.ResourceHugePagesPrefix) || strings.HasPrefix(string(r), corev1.ResourceRequestsHugePagesPrefix)
 }
 
 // scopeAppliesTo reports whether a quota scope can limit resource r: pod
