@@ -244,6 +244,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if m := cached.Spec.ManagedBy; m != nil && *m != batchv1.JobControllerName {
+		// As upstream: another controller (MultiKueue, say) runs this Job's
+		// pods and writes its status.
+		slog.Debug("skipping job managed by another controller", "job", key, "managedBy", *m)
+		return nil
+	}
 	if finished(cached) {
 		c.backoffs.forget(key)
 		return c.releaseFinished(ctx, cached)

@@ -170,6 +170,37 @@ func TestSync(t *testing.T) {
 	}
 }
 
+// A Job whose spec.managedBy names another controller is left to it, as
+// upstream: no pods, no status; the built-in name is this controller's.
+func TestManagedBy(t *testing.T) {
+	for _, tt := range []struct {
+		managedBy   string
+		wantCreates int
+	}{{"example.com/other-controller", 0}, {batchv1.JobControllerName, 2}} {
+		t.Run(tt.managedBy, func(t *testing.T) {
+			ctx := context.Background()
+			job := newJob(func(j *batchv1.Job) { j.Spec.ManagedBy = ptr.To(tt.managedBy) })
+			c, client, _ := newController(ctx, job, clocktesting.NewFakeClock(now))
+			client.ClearActions()
+			if err := c.sync(ctx, "default/pi"); err != nil {
+				t.Fatal(err)
+			}
+			creates := 0
+			for _, w := range controllertest.Writes(client) {
+				if w == "create pods" {
+					creates++
+				}
+			}
+			if creates != tt.wantCreates {
+				t.Errorf("%d pods created, want %d (writes %v)", creates, tt.wantCreates, controllertest.Writes(client))
+			}
+			if tt.wantCreates == 0 && len(controllertest.Writes(client)) != 0 {
+				t.Errorf("writes %v, want none", controllertest.Writes(client))
+			}
+		})
+	}
+}
+
 func TestExpectationsPreventDoubleCreate(t *testing.T) {
 	ctx := context.Background()
 	c, client, _ := newController(ctx, newJob(nil), clocktesting.NewFakeClock(now))
