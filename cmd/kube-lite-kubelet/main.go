@@ -51,6 +51,7 @@ type Options struct {
 	ClientCAFile      string
 	PodInfraImage     string
 	CgroupRoot        string
+	ClusterDomain     string
 	MaxPods           int
 	Snapshotter       string
 	CrashLoopInitial  time.Duration
@@ -89,6 +90,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle for client certificates; when set, the API needs a verified client certificate.")
 	fs.StringVar(&o.PodInfraImage, "pod-infra-container-image", "kube-lite.local/pause:3.10", "Sandbox image (containerd's sandbox_image must match).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", "/", "Root cgroup for pods.")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "Domain of the cluster's services: a pod with a subdomain is named <hostname>.<subdomain>.<namespace>.svc.<domain> in its /etc/hosts (and hostname with setHostnameAsFQDN).")
 	fs.IntVar(&o.MaxPods, "max-pods", 110, "Number of pods this node runs at most.")
 	fs.StringVar(&o.Snapshotter, "snapshotter", "overlayfs", "containerd snapshotter to unpack imported images for.")
 	fs.DurationVar(&o.CrashLoopInitial, "crashloop-backoff-initial", 10*time.Second, "First restart back-off of a crashing container.")
@@ -216,6 +218,7 @@ func (o *Options) Run(ctx context.Context) error {
 		MaxPods:                   o.MaxPods,
 		Port:                      o.Port,
 		CgroupRoot:                o.CgroupRoot,
+		ClusterDomain:             o.ClusterDomain,
 		PodInfraImage:             o.PodInfraImage,
 		CrashLoopBackoffInitial:   o.CrashLoopInitial,
 		CrashLoopBackoffMax:       o.CrashLoopMax,

@@ -74,9 +74,11 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 	for k, v := range pod.Annotations {
 		annotations[k] = v
 	}
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
+	// As upstream's GetNodenameForKernel: setHostnameAsFQDN makes the
+	// kernel's hostname the pod's FQDN.
+	hostname, domain := kl.podHostnameAndDomain(pod)
+	if pod.Spec.SetHostnameAsFQDN != nil && *pod.Spec.SetHostnameAsFQDN && domain != "" {
+		hostname += "." + domain
 	}
 	netMode := runtimeapi.NamespaceMode_POD
 	if pod.Spec.HostNetwork {
@@ -205,6 +207,13 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *v1.Pod, c *v1.Conta
 			}
 		}
 		cmounts = append(cmounts, &runtimeapi.Mount{ContainerPath: m.MountPath, HostPath: host, Readonly: readOnly, SelinuxRelabel: false})
+	}
+	hosts, err := kl.etcHostsMount(pod, c, podIP)
+	if err != nil {
+		return nil, err
+	}
+	if hosts != nil {
+		cmounts = append(cmounts, hosts)
 	}
 	tm, err := kl.terminationMessageMount(pod, c)
 	if err != nil {

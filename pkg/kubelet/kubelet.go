@@ -43,6 +43,9 @@ type Config struct {
 	MaxPods    int
 	Port       int
 	CgroupRoot string
+	// ClusterDomain is the DNS domain of the cluster's services, which a
+	// pod with a subdomain takes its FQDN under.
+	ClusterDomain string
 	// PodInfraImage is the sandbox image containerd is configured with; the
 	// kubelet only keeps it present.
 	PodInfraImage string
@@ -85,6 +88,10 @@ func (c *Config) Defaults() {
 	}
 	if c.Hostname == "" {
 		c.Hostname = c.NodeName
+	}
+	if c.ClusterDomain == "" {
+		// What kubeadm and kind configure; upstream's flag has no default.
+		c.ClusterDomain = "cluster.local"
 	}
 }
 
