@@ -1,10 +1,14 @@
 package handler
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -12,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -19,12 +24,69 @@ import (
 )
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	rv := r.URL.Query().Get("resourceVersion")
+	if err := checkResourceVersion(rv); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	need, _ := strconv.ParseInt(rv, 10, 64)
 	obj := st.New()
-	if err := st.Storage.Get(r.Context(), st.Key(ns, name), obj); err != nil {
+	err := st.Storage.Get(r.Context(), st.Key(ns, name), obj)
+	// The object read is at least as new as a resourceVersion it reaches;
+	// otherwise the store as a whole must have reached it, as upstream's
+	// "not older than" read.
+	if need > 0 && (err != nil || objectRevision(obj) < need) {
+		if cur, ok := h.waitRevision(r.Context(), st, need); !ok {
+			writeError(w, r, storageError(tooLargeRevision(need, cur), st.groupResource(), name))
+			return
+		}
+		obj = st.New()
+		err = st.Storage.Get(r.Context(), st.Key(ns, name), obj)
+	}
+	if err != nil {
 		writeError(w, r, storageError(err, st.groupResource(), name))
 		return
 	}
 	h.respond(w, r, st, http.StatusOK, obj)
+}
+
+// freshnessBound is how long a read at a resourceVersion the store has not
+// reached waits for it, as upstream's watch cache does, before the 504 Too
+// large resource version.
+const freshnessBound = 3 * time.Second
+
+// revisionPoll is how often such a read looks at the store's revision.
+const revisionPoll = 50 * time.Millisecond
+
+// waitRevision waits, up to freshnessBound, until the store's revision is
+// at least need; it returns the last revision seen and whether it was.
+func (h *Handler) waitRevision(ctx context.Context, st *Store, need int64) (int64, bool) {
+	bound := h.clock.NewTimer(freshnessBound)
+	defer bound.Stop()
+	for {
+		cur, err := st.Storage.CurrentRevision(ctx)
+		if err == nil && cur >= need {
+			return cur, true
+		}
+		select {
+		case <-ctx.Done():
+			return cur, false
+		case <-bound.C():
+			return cur, false
+		case <-h.clock.After(revisionPoll):
+		}
+	}
+}
+
+// tooLargeRevision is storage's error for a read at a revision not reached.
+func tooLargeRevision(need, cur int64) error {
+	return storage.NewError(storage.ErrTooLargeResourceVers, "", fmt.Sprintf("Too large resource version: %d, current: %d", need, cur))
+}
+
+// objectRevision is the resourceVersion of an object read from storage.
+func objectRevision(obj runtime.Object) int64 {
+	n, _ := strconv.ParseInt(metaOf(obj).GetResourceVersion(), 10, 64)
+	return n
 }
 
 // listParams are the query parameters of a list or watch.
@@ -180,7 +242,19 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, st *Store, ns str
 		return
 	}
 	out := st.NewList()
-	if err := st.Storage.List(r.Context(), st.collectionKey(ns), p.opts, out); err != nil {
+	err = st.Storage.List(r.Context(), st.collectionKey(ns), p.opts, out)
+	if errors.Is(err, storage.ErrTooLargeResourceVers) {
+		// Upstream's watch cache waits to reach the revision before it
+		// gives up; a write landing meanwhile makes the list succeed.
+		need, _ := strconv.ParseInt(p.opts.ResourceVersion, 10, 64)
+		if cur, ok := h.waitRevision(r.Context(), st, need); ok {
+			out = st.NewList()
+			err = st.Storage.List(r.Context(), st.collectionKey(ns), p.opts, out)
+		} else {
+			err = tooLargeRevision(need, cur)
+		}
+	}
+	if err != nil {
 		writeError(w, r, storageError(err, st.groupResource(), ""))
 		return
 	}

@@ -1,10 +1,12 @@
 package apiserver_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -246,5 +248,80 @@ func TestListQueryParametersAsUpstream(t *testing.T) {
 	body, err := get("watch", "", "timeoutSeconds", "1").Raw()
 	if err != nil || !strings.HasPrefix(string(body), `{"type":"ADDED"`) {
 		t.Errorf("watch= (empty): %v %.60s, want a watch as upstream's", err, body)
+	}
+}
+
+// A get or list at a resourceVersion the store has not reached waits for
+// it, as upstream's watch cache does: a write landing meanwhile makes the
+// read succeed, and otherwise it ends in upstream's 504 with the
+// ResourceVersionTooLarge cause and Retry-After that reflectors act on.
+func TestReadAtAFutureResourceVersion(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	cms := s.Client.CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := strconv.ParseInt(cm.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A raw client: client-go would retry the 504 as its Retry-After says.
+	hc, err := rest.HTTPClientFor(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(t *testing.T, path string) (int, http.Header, metav1.Status) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st metav1.Status
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, resp.Header, st
+	}
+
+	// The next write lands while the reads wait.
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{})
+		done <- err
+	}()
+	next := strconv.FormatInt(rv+1, 10)
+	if code, _, st := get(t, "/api/v1/namespaces/default/configmaps?resourceVersion="+next+"&resourceVersionMatch=NotOlderThan"); code != http.StatusOK {
+		t.Errorf("list at the next revision: %d %s, want 200 once the write lands", code, st.Message)
+	}
+	if code, _, st := get(t, "/api/v1/namespaces/default/configmaps/a?resourceVersion="+next); code != http.StatusOK {
+		t.Errorf("get at the next revision: %d %s, want 200", code, st.Message)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	far := strconv.FormatInt(rv+1000, 10)
+	for name, path := range map[string]string{
+		"list":       "/api/v1/namespaces/default/configmaps?resourceVersion=" + far,
+		"exact page": "/api/v1/namespaces/default/configmaps?limit=1&resourceVersion=" + far + "&resourceVersionMatch=Exact",
+		"get":        "/api/v1/namespaces/default/configmaps/a?resourceVersion=" + far,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each waits out the freshness bound
+			code, h, st := get(t, path)
+			if code != http.StatusGatewayTimeout || st.Reason != metav1.StatusReasonTimeout || h.Get("Retry-After") != "1" ||
+				!strings.HasPrefix(st.Message, "Timeout: Too large resource version: "+far+", current: ") ||
+				st.Details == nil || len(st.Details.Causes) != 1 || st.Details.Causes[0].Type != metav1.CauseTypeResourceVersionTooLarge {
+				t.Errorf("%d Retry-After %q %+v, want upstream's 504 Too large resource version", code, h.Get("Retry-After"), st)
+			}
+		})
 	}
 }
