@@ -141,26 +141,11 @@ func sortedResources(l corev1.ResourceList) []corev1.ResourceName {
 // quotaResourceName accepts a qualified name that is, without a domain,
 // one of the resources upstream's quota knows.
 func quotaResourceName(r corev1.ResourceName, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range utilvalidation.IsQualifiedName(string(r)) {
-		errs = append(errs, field.Invalid(fldPath, r, msg))
-	}
-	if strings.Contains(string(r), "/") {
-		return errs
-	}
-	if len(errs) == 0 && !standardResource(r) {
-		errs = append(errs, field.Invalid(fldPath, r, "must be a standard resource type or fully qualified"))
-	}
-	if !standardQuotaResource(r) {
+	errs := validation.ResourceName(r, fldPath)
+	if !strings.Contains(string(r), "/") && !standardQuotaResource(r) {
 		errs = append(errs, field.Invalid(fldPath, r, "must be a standard resource for quota"))
 	}
 	return errs
-}
-
-// standardResource: upstream's standard resource names, which a quota may
-// name but not count (storage).
-func standardResource(r corev1.ResourceName) bool {
-	return r == corev1.ResourceStorage || standardQuotaResource(r)
 }
 
 // integerResource reports what a quota counts in whole units: objects, and

@@ -92,7 +92,11 @@ func TestPodSpec(t *testing.T) {
 		}, []string{`spec.containers[0].resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 200m`}},
 		{"unknown resource", func(s *corev1.PodSpec) {
 			s.Containers[0].Resources.Limits["gpu"] = resource.MustParse("1")
-		}, []string{`spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers`}},
+		}, []string{
+			// Both, as upstream 1.36 answers.
+			`spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified`,
+			`spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers`,
+		}},
 		{"restart policy", func(s *corev1.PodSpec) { s.RestartPolicy = "Sometimes" },
 			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
 		{"volume without source", func(s *corev1.PodSpec) { s.Volumes[0].VolumeSource = corev1.VolumeSource{} },

@@ -48,26 +48,53 @@ func ResourceRequirements(req *corev1.ResourceRequirements, fldPath *field.Path)
 	return errs
 }
 
+// ResourceName accepts a qualified resource name that is, without a
+// domain, one of upstream's standard resources.
+func ResourceName(name corev1.ResourceName, fldPath *field.Path) field.ErrorList {
+	s := string(name)
+	if errs := messages(fldPath, s, validation.IsQualifiedName(s)); len(errs) > 0 {
+		return errs
+	}
+	if !strings.Contains(s, "/") && !standardResource(name) {
+		return field.ErrorList{field.Invalid(fldPath, s, "must be a standard resource type or fully qualified")}
+	}
+	return nil
+}
+
+// standardResource lists upstream's standard resource names: what quotas,
+// limit ranges and containers may name without a domain.
+func standardResource(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
+		corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory, corev1.ResourceRequestsEphemeralStorage,
+		corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory, corev1.ResourceLimitsEphemeralStorage,
+		corev1.ResourcePods, corev1.ResourceQuotas, corev1.ResourceServices, corev1.ResourceReplicationControllers,
+		corev1.ResourceSecrets, corev1.ResourceConfigMaps, corev1.ResourcePersistentVolumeClaims,
+		corev1.ResourceStorage, corev1.ResourceRequestsStorage, corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers:
+		return true
+	}
+	s := string(name)
+	return strings.HasPrefix(s, corev1.ResourceHugePagesPrefix) || strings.HasPrefix(s, corev1.ResourceRequestsHugePagesPrefix)
+}
+
 // ContainerResourceName accepts the resources a container may ask for:
 // cpu, memory, ephemeral-storage, hugepages-<size>, or a domain-qualified
 // extended resource (example.com/gpu).
 func ContainerResourceName(name corev1.ResourceName, fldPath *field.Path) field.ErrorList {
 	s := string(name)
-	if errs := messages(fldPath, s, validation.IsQualifiedName(s)); len(errs) > 0 {
-		return errs
-	}
+	errs := ResourceName(name, fldPath)
 	if strings.Contains(s, "/") {
-		if strings.HasPrefix(s, "requests.") {
+		if len(errs) == 0 && strings.HasPrefix(s, "requests.") {
 			return field.ErrorList{field.Invalid(fldPath, s, "must not begin with 'requests.'")}
 		}
-		return nil
+		return errs
 	}
 	switch {
 	case name == corev1.ResourceCPU, name == corev1.ResourceMemory, name == corev1.ResourceEphemeralStorage,
 		strings.HasPrefix(s, corev1.ResourceHugePagesPrefix):
-		return nil
+		return errs
 	}
-	return field.ErrorList{field.Invalid(fldPath, s, "must be a standard resource for containers")}
+	return append(errs, field.Invalid(fldPath, s, "must be a standard resource for containers"))
 }
 
 // overcommitAllowed reports the resources a request may ask for less of
