@@ -484,17 +484,19 @@ func ResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable func(
 	return strconv.FormatInt((q.Value()+d-1)/d, 10), nil
 }
 
+// formatMap is a labels or annotations file: key="value" lines in key
+// order, without a newline after the last, as upstream's FormatMap.
 func formatMap(m map[string]string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sortStrings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%q\n", k, m[k])
+	lines := make([]string, len(keys))
+	for i, k := range keys {
+		lines[i] = fmt.Sprintf("%s=%q", k, m[k])
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
 // sourceError names the object a volume could not read, in upstream's

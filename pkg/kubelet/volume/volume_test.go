@@ -59,7 +59,7 @@ func TestVolumesShowTheirSourcesAndFollowUpdates(t *testing.T) {
 	hostDir := filepath.Join(t.TempDir(), "made")
 	dirOrCreate := v1.HostPathDirectoryOrCreate
 	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1", Labels: map[string]string{"app": "x"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1", Labels: map[string]string{"tier": `b "c"`, "app": "x"}},
 		Spec: v1.PodSpec{Volumes: []v1.Volume{
 			{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Items: []v1.KeyToPath{{Key: "a", Path: "dir/a.txt"}}}}},
 			{Name: "sec", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "sec", DefaultMode: &mode}}},
@@ -100,7 +100,9 @@ func TestVolumesShowTheirSourcesAndFollowUpdates(t *testing.T) {
 	if s := read(t, filepath.Join(got["info"], "name")); s != "p" {
 		t.Fatalf("downward name = %q", s)
 	}
-	if s := read(t, filepath.Join(got["info"], "labels")); s != "app=\"x\"\n" {
+	// As upstream's FormatMap: sorted key="value" lines, no newline after
+	// the last (there was one).
+	if s := read(t, filepath.Join(got["info"], "labels")); s != "app=\"x\"\ntier=\"b \\\"c\\\"\"" {
 		t.Fatalf("downward labels = %q", s)
 	}
 
