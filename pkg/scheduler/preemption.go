@@ -47,12 +47,14 @@ type candidate struct {
 // eligibleToPreempt reports whether pod may preempt, and why not: pods
 // that never preempt, and pods whose earlier victims on their nominated
 // node are still terminating (preempting again would take more than
-// needed).
-func eligibleToPreempt(pod *v1.Pod, nominated *framework.NodeInfo) (bool, string) {
+// needed) unless that node can no longer take the pod at all
+// (nominatedStatus, why the filters rejected it, is then
+// UnschedulableAndUnresolvable), as upstream.
+func eligibleToPreempt(pod *v1.Pod, nominated *framework.NodeInfo, nominatedStatus *framework.Status) (bool, string) {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return false, msgPreemptNever
 	}
-	if pod.Status.NominatedNodeName == "" || nominated == nil {
+	if pod.Status.NominatedNodeName == "" || nominated == nil || nominatedStatus.Code() == framework.UnschedulableAndUnresolvable {
 		return true, ""
 	}
 	prio := corev1helpers.PodPriority(pod)
@@ -253,7 +255,13 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 	s.metrics.preemptionAttempts.Inc()
 	pod := pi.Pod
 	nominated, _ := s.snapshot.Get(pod.Status.NominatedNodeName)
-	if ok, msg := eligibleToPreempt(pod, nominated); !ok {
+	var nominatedStatus *framework.Status
+	for i, n := range nodes {
+		if i < len(statuses) && n.Node().Name == pod.Status.NominatedNodeName {
+			nominatedStatus = statuses[i]
+		}
+	}
+	if ok, msg := eligibleToPreempt(pod, nominated, nominatedStatus); !ok {
 		return nil, "preemption: " + msg
 	}
 	now := s.clock.Now()

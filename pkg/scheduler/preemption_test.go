@@ -152,7 +152,7 @@ func TestPickCandidate(t *testing.T) {
 func TestEligibleToPreempt(t *testing.T) {
 	never := v1.PreemptNever
 	polite := fwktest.Pod("p", prio(10), func(p *v1.Pod) { p.Spec.PreemptionPolicy = &never })
-	if ok, msg := eligibleToPreempt(polite, nil); ok || msg != "not eligible due to preemptionPolicy=Never." {
+	if ok, msg := eligibleToPreempt(polite, nil, nil); ok || msg != "not eligible due to preemptionPolicy=Never." {
 		t.Errorf("Never: %v %q", ok, msg)
 	}
 	victim := fwktest.Pod("v", prio(1), fwktest.On("n"), func(p *v1.Pod) {
@@ -161,10 +161,15 @@ func TestEligibleToPreempt(t *testing.T) {
 		p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
 	})
 	waiting := fwktest.Pod("p", prio(10), func(p *v1.Pod) { p.Status.NominatedNodeName = "n" })
-	if ok, msg := eligibleToPreempt(waiting, fwktest.NodeInfo(fwktest.Node("n"), victim)); ok || msg != msgTerminatingVictim {
+	if ok, msg := eligibleToPreempt(waiting, fwktest.NodeInfo(fwktest.Node("n"), victim), framework.NewStatus(framework.Unschedulable, "Insufficient cpu")); ok || msg != msgTerminatingVictim {
 		t.Errorf("victim still terminating: %v %q", ok, msg)
 	}
-	if ok, _ := eligibleToPreempt(waiting, fwktest.NodeInfo(fwktest.Node("n"))); !ok {
+	// A nominated node that can no longer take the pod (tainted, say)
+	// holds nothing for it: it may preempt elsewhere.
+	if ok, msg := eligibleToPreempt(waiting, fwktest.NodeInfo(fwktest.Node("n"), victim), framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) had untolerated taint {k: v}")); !ok {
+		t.Errorf("nominated node unresolvable: not eligible: %q", msg)
+	}
+	if ok, _ := eligibleToPreempt(waiting, fwktest.NodeInfo(fwktest.Node("n")), nil); !ok {
 		t.Errorf("victims gone: not eligible")
 	}
 }
