@@ -188,9 +188,10 @@ func NewValidator(f cmdutil.Factory, directive string) (resource.ContentValidato
 	return validate.New(openapi3.NewRoot(dc.OpenAPIV3()), mode, warn), nil
 }
 
-// Run applies (apply=true) or creates every object in the files. All
-// documents are read and validated before the first request is sent, so a
-// bad manifest anywhere changes nothing.
+// Run applies (apply=true) or creates every object in the files. As with
+// kubectl, a document that cannot be read, mapped or validated ends its
+// file there: the objects read before it are still sent, and its error is
+// reported first among the others, after them.
 func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error {
 	if len(o.Filenames.Filenames) == 0 {
 		return fmt.Errorf("must specify one of -f and -k")
@@ -214,25 +215,28 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 		Schema(validator).
 		NamespaceParam(ns).DefaultNamespace().
 		FilenameParam(enforce, &o.Filenames).
+		ContinueOnError().
 		Flatten().
 		Do()
 	if err := r.Err(); err != nil {
 		return oneLine(err)
 	}
+	// As with kubectl, every failure is reported at the end, the files'
+	// own first; an object the server refuses does not stop the others.
+	var errs []error
 	infos, err := r.Infos()
 	if err != nil {
-		return oneLine(err)
+		for _, e := range flatten(err) {
+			errs = append(errs, oneLine(e))
+		}
 	}
-	if len(infos) == 0 {
+	if len(infos) == 0 && len(errs) == 0 {
 		return fmt.Errorf("no objects passed to %s", map[bool]string{true: "apply", false: "create"}[apply])
 	}
 	// With -o yaml|json (any format but name), create prints each object
 	// and apply prints them together at the end, as one List when
 	// there are several; otherwise each gets its "created" line.
 	whole := o.PrintFlags.OutputFormat != nil && *o.PrintFlags.OutputFormat != "" && *o.PrintFlags.OutputFormat != "name"
-	// As with kubectl, an object the server refuses does not stop the
-	// others; every failure is reported at the end.
-	var errs []error
 	var done []*resource.Info
 	for _, info := range infos {
 		var op string
@@ -568,6 +572,15 @@ func patchLocally(gvk schema.GroupVersionKind, current runtime.Object, patch []b
 	}
 	u := &unstructured.Unstructured{}
 	return u, u.UnmarshalJSON(patched)
+}
+
+// flatten is each error an aggregate holds, or err itself.
+func flatten(err error) []error {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		return utilerrors.Flatten(agg).Errors()
+	}
+	return []error{err}
 }
 
 // oneLine keeps a manifest's error on one line: the RESTMapper's "no

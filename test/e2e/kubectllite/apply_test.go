@@ -195,9 +195,9 @@ func TestCreate(t *testing.T) {
 	}
 }
 
-// Each bad manifest gives one clear line on stderr, exit 1, and no object:
-// every document is checked before the first request is sent.
-func TestBadManifestsAreRejectedBeforeAnythingIsSent(t *testing.T) {
+// Each bad manifest gives one clear line on stderr, exit 1, and no object
+// of its own; as with kubectl, the documents before it are still sent.
+func TestBadManifestsAreReportedAfterTheDocumentsBefore(t *testing.T) {
 	ns := namespace(t)
 	good := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n---\n"
 	tests := []struct {
@@ -229,11 +229,11 @@ func TestBadManifestsAreRejectedBeforeAnythingIsSent(t *testing.T) {
 				if len(errLines) != 1 || !strings.HasPrefix(errLines[0], "error: ") || !strings.Contains(errLines[0], tt.wantErr) {
 					t.Fatalf("stderr %q, want one line starting \"error: \" containing %q", r.err, tt.wantErr)
 				}
-				if r.out != "" {
-					t.Errorf("stdout %q, want nothing", r.out)
+				if want := "configmap/" + cmName + " created\n"; r.out != want {
+					t.Errorf("stdout %q, want %q", r.out, want)
 				}
-				if _, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), cmName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-					t.Errorf("the valid document before the bad one was sent (get error %v)", err)
+				if _, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), cmName, metav1.GetOptions{}); err != nil {
+					t.Errorf("the valid document before the bad one: %v", err)
 				}
 				if _, err := env.cs.CoreV1().Pods(ns).Get(context.Background(), "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 					t.Errorf("the bad object exists (get error %v)", err)
