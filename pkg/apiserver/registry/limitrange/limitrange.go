@@ -6,12 +6,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 
@@ -47,7 +49,40 @@ func Resource(_ clock.PassiveClock) *registry.Resource {
 
 type strategy struct{}
 
-func (strategy) Default(runtime.Object)                                           {}
+// Default fills a Container item's default limit from max and its default
+// request from the default limit, then from min, as upstream's API
+// defaulting: the stored object shows (and kubectl describe prints) the
+// values pods get.
+func (strategy) Default(obj runtime.Object) {
+	l, ok := obj.(*corev1.LimitRange)
+	if !ok {
+		return
+	}
+	for i := range l.Spec.Limits {
+		it := &l.Spec.Limits[i]
+		if it.Type != corev1.LimitTypeContainer {
+			continue
+		}
+		it.Default = fill(it.Default, it.Max)
+		it.DefaultRequest = fill(it.DefaultRequest, it.Default)
+		it.DefaultRequest = fill(it.DefaultRequest, it.Min)
+	}
+}
+
+// fill adds to dst what src has and dst lacks; an item with neither gets
+// empty maps, as upstream's.
+func fill(dst, src corev1.ResourceList) corev1.ResourceList {
+	if dst == nil {
+		dst = corev1.ResourceList{}
+	}
+	for k, v := range src {
+		if _, ok := dst[k]; !ok {
+			dst[k] = v.DeepCopy()
+		}
+	}
+	return dst
+}
+
 func (strategy) PrepareForCreate(context.Context, runtime.Object)                 {}
 func (strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
 
@@ -63,9 +98,11 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, _ runtime.Object) fie
 	return s.Validate(ctx, obj)
 }
 
-// Validate checks each limit item: a known type, one item per type,
-// non-negative quantities ordered min <= defaultRequest <= default <= max,
-// and ratios of at least 1.
+// Validate checks each limit item as upstream: a standard or qualified
+// type, one item per type, resource names for the type, non-negative
+// quantities ordered min <= defaultRequest <= default <= max, ratios of
+// at least 1 and at most max/min, equal default and request for resources
+// that cannot be overcommitted, and a storage bound for claims.
 func Validate(l *corev1.LimitRange) field.ErrorList {
 	var errs field.ErrorList
 	limitsPath := field.NewPath("spec", "limits")
@@ -73,43 +110,76 @@ func Validate(l *corev1.LimitRange) field.ErrorList {
 	for i := range l.Spec.Limits {
 		item := &l.Spec.Limits[i]
 		p := limitsPath.Index(i)
-		switch item.Type {
-		case corev1.LimitTypePod, corev1.LimitTypeContainer, corev1.LimitTypePersistentVolumeClaim:
-		case "":
-			errs = append(errs, field.Required(p.Child("type"), ""))
-		default:
-			errs = append(errs, field.NotSupported(p.Child("type"), item.Type, []string{
-				string(corev1.LimitTypePod), string(corev1.LimitTypeContainer), string(corev1.LimitTypePersistentVolumeClaim)}))
-		}
+		errs = append(errs, limitType(string(item.Type), p.Child("type"))...)
 		if types[item.Type] {
 			errs = append(errs, field.Duplicate(p.Child("type"), item.Type))
 		}
 		types[item.Type] = true
-		if item.Type == corev1.LimitTypePod {
-			if len(item.Default) > 0 {
-				errs = append(errs, field.Forbidden(p.Child("default"), "may not be specified when `type` is 'Pod'"))
+		for _, f := range []struct {
+			name string
+			list corev1.ResourceList
+		}{{"max", item.Max}, {"min", item.Min}, {"default", item.Default}, {"defaultRequest", item.DefaultRequest}, {"maxLimitRequestRatio", item.MaxLimitRequestRatio}} {
+			if item.Type == corev1.LimitTypePod && (f.name == "default" || f.name == "defaultRequest") {
+				if len(f.list) > 0 {
+					errs = append(errs, field.Forbidden(p.Child(f.name), "may not be specified when `type` is 'Pod'"))
+				}
+				continue
 			}
-			if len(item.DefaultRequest) > 0 {
-				errs = append(errs, field.Forbidden(p.Child("defaultRequest"), "may not be specified when `type` is 'Pod'"))
+			for _, n := range sortedNames(f.list) {
+				rp := p.Child(f.name).Key(string(n))
+				if item.Type == corev1.LimitTypePod || item.Type == corev1.LimitTypeContainer {
+					errs = append(errs, validation.ContainerResourceName(n, rp)...)
+				} else {
+					errs = append(errs, validation.ResourceName(n, rp)...)
+				}
+				errs = append(errs, validation.NonnegativeQuantity(f.list[n], rp)...)
 			}
 		}
-		errs = append(errs, validation.ResourceList(item.Max, p.Child("max"))...)
-		errs = append(errs, validation.ResourceList(item.Min, p.Child("min"))...)
-		errs = append(errs, validation.ResourceList(item.Default, p.Child("default"))...)
-		errs = append(errs, validation.ResourceList(item.DefaultRequest, p.Child("defaultRequest"))...)
-		errs = append(errs, validation.ResourceList(item.MaxLimitRequestRatio, p.Child("maxLimitRequestRatio"))...)
+		if item.Type == corev1.LimitTypePersistentVolumeClaim {
+			_, hasMin := item.Min[corev1.ResourceStorage]
+			_, hasMax := item.Max[corev1.ResourceStorage]
+			if !hasMin && !hasMax {
+				errs = append(errs, field.Required(p.Child("limits"), "either minimum or maximum storage value is required, but neither was provided"))
+			}
+		}
 		errs = append(errs, ordering(item, p)...)
 	}
 	return errs
 }
 
-// ordering compares, per resource, the bounds that are present.
+// limitType accepts Pod, Container, PersistentVolumeClaim or a qualified
+// name with a domain.
+func limitType(t string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsQualifiedName(t) {
+		errs = append(errs, field.Invalid(fldPath, t, msg))
+	}
+	if len(errs) > 0 || strings.Contains(t, "/") {
+		return errs
+	}
+	switch corev1.LimitType(t) {
+	case corev1.LimitTypePod, corev1.LimitTypeContainer, corev1.LimitTypePersistentVolumeClaim:
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath, t, "must be a standard limit type or fully qualified")}
+}
+
+func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
+
+// ordering compares the item's quantities per resource in upstream's order
+// and words; some errors show the other side's value, as upstream's do.
 func ordering(item *corev1.LimitRangeItem, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	greater := func(a, b resource.Quantity) bool { return a.Cmp(b) > 0 }
 	seen := map[corev1.ResourceName]bool{}
 	var names []corev1.ResourceName
-	for _, l := range []corev1.ResourceList{item.Max, item.Min, item.Default, item.DefaultRequest} {
+	for _, l := range []corev1.ResourceList{item.Max, item.Min, item.Default, item.DefaultRequest, item.MaxLimitRequestRatio} {
 		for n := range l {
 			if !seen[n] {
 				seen[n] = true
@@ -119,43 +189,60 @@ func ordering(item *corev1.LimitRangeItem, p *field.Path) field.ErrorList {
 	}
 	// Sorted, so that the same object always gets the same error list.
 	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	one := resource.MustParse("1")
 	for _, n := range names {
 		key := string(n)
 		maxQ, hasMax := item.Max[n]
 		minQ, hasMin := item.Min[n]
 		def, hasDef := item.Default[n]
 		defReq, hasDefReq := item.DefaultRequest[n]
-		if hasMin && hasMax && greater(minQ, maxQ) {
-			errs = append(errs, field.Invalid(p.Child("min").Key(key), minQ.String(),
+		ratio, hasRatio := item.MaxLimitRequestRatio[n]
+		if hasMin && hasMax && minQ.Cmp(maxQ) > 0 {
+			errs = append(errs, field.Invalid(p.Child("min").Key(key), minQ,
 				fmt.Sprintf("min value %s is greater than max value %s", minQ.String(), maxQ.String())))
 		}
-		if hasDefReq && hasDef && greater(defReq, def) {
-			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq.String(),
-				fmt.Sprintf("default request value %s is greater than default limit value %s", defReq.String(), def.String())))
-		}
-		if hasDefReq && hasMax && greater(defReq, maxQ) {
-			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq.String(),
-				fmt.Sprintf("default request value %s is greater than max value %s", defReq.String(), maxQ.String())))
-		}
-		if hasDefReq && hasMin && greater(minQ, defReq) {
-			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq.String(),
+		if hasDefReq && hasMin && minQ.Cmp(defReq) > 0 {
+			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq,
 				fmt.Sprintf("min value %s is greater than default request value %s", minQ.String(), defReq.String())))
 		}
-		if hasDef && hasMax && greater(def, maxQ) {
-			errs = append(errs, field.Invalid(p.Child("default").Key(key), def.String(),
-				fmt.Sprintf("default value %s is greater than max value %s", def.String(), maxQ.String())))
+		if hasDefReq && hasMax && defReq.Cmp(maxQ) > 0 {
+			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq,
+				fmt.Sprintf("default request value %s is greater than max value %s", defReq.String(), maxQ.String())))
 		}
-		if hasDef && hasMin && greater(minQ, def) {
-			errs = append(errs, field.Invalid(p.Child("default").Key(key), def.String(),
+		if hasDefReq && hasDef && defReq.Cmp(def) > 0 {
+			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq,
+				fmt.Sprintf("default request value %s is greater than default limit value %s", defReq.String(), def.String())))
+		}
+		if hasDef && hasMin && minQ.Cmp(def) > 0 {
+			errs = append(errs, field.Invalid(p.Child("default").Key(key), minQ,
 				fmt.Sprintf("min value %s is greater than default value %s", minQ.String(), def.String())))
 		}
-	}
-	one := resource.MustParse("1")
-	for n, ratio := range item.MaxLimitRequestRatio {
-		if ratio.Cmp(one) < 0 {
-			errs = append(errs, field.Invalid(p.Child("maxLimitRequestRatio").Key(string(n)), ratio.String(),
+		if hasDef && hasMax && def.Cmp(maxQ) > 0 {
+			errs = append(errs, field.Invalid(p.Child("default").Key(key), maxQ,
+				fmt.Sprintf("default value %s is greater than max value %s", def.String(), maxQ.String())))
+		}
+		if hasRatio && ratio.Cmp(one) < 0 {
+			errs = append(errs, field.Invalid(p.Child("maxLimitRequestRatio").Key(key), ratio,
 				fmt.Sprintf("ratio %s is less than 1", ratio.String())))
+		}
+		if hasRatio && hasMin && hasMax && minQ.Sign() > 0 {
+			if limit := float64(maxQ.MilliValue()) / float64(minQ.MilliValue()); float64(ratio.MilliValue())/1000 > limit {
+				errs = append(errs, field.Invalid(p.Child("maxLimitRequestRatio").Key(key), ratio,
+					fmt.Sprintf("ratio %s is greater than max/min = %f", ratio.String(), limit)))
+			}
+		}
+		if !overcommitAllowed(n) && hasDef && hasDefReq && def.Cmp(defReq) != 0 {
+			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq,
+				fmt.Sprintf("default value %s must equal to defaultRequest value %s in %s", def.String(), defReq.String(), key)))
 		}
 	}
 	return errs
+}
+
+// overcommitAllowed: requests may be below limits for resources without a
+// domain or in kubernetes.io, except hugepages.
+func overcommitAllowed(n corev1.ResourceName) bool {
+	s := string(n)
+	native := !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
+	return native && !strings.HasPrefix(s, corev1.ResourceHugePagesPrefix)
 }

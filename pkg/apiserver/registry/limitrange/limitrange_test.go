@@ -27,13 +27,30 @@ func TestValidate(t *testing.T) {
 	}{
 		{"sane container limits", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
 			Min: cpu("100m"), DefaultRequest: cpu("200m"), Default: cpu("500m"), Max: cpu("1"), MaxLimitRequestRatio: cpu("4")}}, nil},
-		{"missing type", []corev1.LimitRangeItem{{}}, []string{"spec.limits[0].type: Required value"}},
+		// Upstream 1.36's words for the cases below.
+		{"missing type", []corev1.LimitRangeItem{{}}, []string{
+			`spec.limits[0].type: Invalid value: "": name part must be non-empty`,
+			`spec.limits[0].type: Invalid value: "": name part must consist of alphanumeric characters`,
+		}},
+		{"unknown type", []corev1.LimitRangeItem{{Type: "Bogus"}}, []string{`spec.limits[0].type: Invalid value: "Bogus": must be a standard limit type or fully qualified`}},
+		{"qualified type", []corev1.LimitRangeItem{{Type: "example.com/custom", Max: cpu("1")}}, nil},
+		{"claims need a storage bound", []corev1.LimitRangeItem{{Type: corev1.LimitTypePersistentVolumeClaim, Max: cpu("1")}},
+			[]string{"spec.limits[0].limits: Required value: either minimum or maximum storage value is required, but neither was provided"}},
+		{"unknown container resource", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{"foo": resource.MustParse("1")}}}, []string{
+			`spec.limits[0].max[foo]: Invalid value: "foo": must be a standard resource type or fully qualified`,
+			`spec.limits[0].max[foo]: Invalid value: "foo": must be a standard resource for containers`,
+		}},
+		{"ratio above max/min", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Min: cpu("1"), Max: cpu("4"), MaxLimitRequestRatio: cpu("5")}},
+			[]string{`spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: "5": ratio 5 is greater than max/min = 4.000000`}},
+		{"extended resource default and request differ", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
+			Default: corev1.ResourceList{"example.com/gpu": resource.MustParse("2")}, DefaultRequest: corev1.ResourceList{"example.com/gpu": resource.MustParse("1")}}},
+			[]string{`spec.limits[0].defaultRequest[example.com/gpu]: Invalid value: "1": default value 2 must equal to defaultRequest value 1 in example.com/gpu`}},
 		{"duplicate type", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer}, {Type: corev1.LimitTypeContainer}},
 			[]string{`spec.limits[1].type: Duplicate value: "Container"`}},
 		{"min above max", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Min: cpu("2"), Max: cpu("1")}},
 			[]string{`spec.limits[0].min[cpu]: Invalid value: "2": min value 2 is greater than max value 1`}},
 		{"default above max", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Default: cpu("2"), Max: cpu("1")}},
-			[]string{`spec.limits[0].default[cpu]: Invalid value: "2": default value 2 is greater than max value 1`}},
+			[]string{`spec.limits[0].default[cpu]: Invalid value: "1": default value 2 is greater than max value 1`}},
 		{"default request above default", []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, DefaultRequest: cpu("2"), Default: cpu("1")}},
 			[]string{`spec.limits[0].defaultRequest[cpu]: Invalid value: "2": default request value 2 is greater than default limit value 1`}},
 		{"pod default", []corev1.LimitRangeItem{{Type: corev1.LimitTypePod, Default: cpu("1")}},
@@ -56,6 +73,34 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A Container item is stored with upstream's defaults: the default limit
+// from max, the default request from the default limit, then from min.
+func TestDefaultFillsContainerDefaults(t *testing.T) {
+	l := &corev1.LimitRange{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+		{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("1Gi")},
+			Min: corev1.ResourceList{"ephemeral-storage": resource.MustParse("1Gi")}, Default: cpu("1")},
+		{Type: corev1.LimitTypePod, Max: cpu("4")},
+	}}}
+	Resource(nil).Strategy.Default(l)
+	c := l.Spec.Limits[0]
+	want := func(list corev1.ResourceList, kv ...string) {
+		t.Helper()
+		if len(list) != len(kv)/2 {
+			t.Errorf("%v, want %v", list, kv)
+		}
+		for i := 0; i < len(kv); i += 2 {
+			if q := list[corev1.ResourceName(kv[i])]; q.String() != kv[i+1] {
+				t.Errorf("%s = %s, want %s (in %v)", kv[i], q.String(), kv[i+1], list)
+			}
+		}
+	}
+	want(c.Default, "cpu", "1", "memory", "1Gi")
+	want(c.DefaultRequest, "cpu", "1", "memory", "1Gi", "ephemeral-storage", "1Gi")
+	if p := l.Spec.Limits[1]; p.Default != nil || p.DefaultRequest != nil {
+		t.Errorf("pod item defaulted: %+v", p)
 	}
 }
 
