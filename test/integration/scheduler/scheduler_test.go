@@ -284,3 +284,30 @@ func TestPreemption(t *testing.T) {
 		t.Errorf("preemptor bound to %s, want n1", node)
 	}
 }
+
+// TestPinnedPodWaitsForItsNode: a pod pinned by metadata.name matchFields
+// (as a DaemonSet pod is) to a node that does not exist yet reports the
+// others as upstream does, and goes there once the node registers.
+func TestPinnedPodWaitsForItsNode(t *testing.T) {
+	c := start(t)
+	createNode(t, c, "other", "4")
+	createPod(t, c, newPod("pinned", "100m", func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+				{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{"later"}}}}}}}}
+	}))
+	want := "0/1 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
+		"preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+	waitFor(t, "FailedScheduling event", func() (bool, error) {
+		for _, e := range events(t, c, "pinned", "FailedScheduling") {
+			if e.Message == want {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	createNode(t, c, "later", "4")
+	if node := waitBound(t, c, "pinned"); node != "later" {
+		t.Fatalf("bound to %s, want later", node)
+	}
+}
