@@ -24,6 +24,8 @@ func (s *Scheduler) addInformers() {
 	s.assignedFactory = informers.NewSharedInformerFactoryWithOptions(s.client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName!=" }))
 	s.nodeFactory = informers.NewSharedInformerFactory(s.client, 0)
+	// Preemption spares the pods PodDisruptionBudgets protect.
+	s.pdbs = s.nodeFactory.Policy().V1().PodDisruptionBudgets().Lister()
 
 	s.register(s.unscheduledFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {

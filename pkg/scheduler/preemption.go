@@ -9,16 +9,19 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kube-lite/kube-lite/pkg/scheduler/framework"
 )
 
-// Preemption follows upstream's DefaultPreemption PostFilter, but for what
-// kube-lite does not serve: PodDisruptionBudgets are not weighed. Every
-// node is tried (upstream samples large clusters), synchronously.
+// Preemption follows upstream's DefaultPreemption PostFilter: victims whose
+// PodDisruptionBudget has no disruption left are spared first, and nodes
+// where fewer budgets are broken win. Every node is tried (upstream samples
+// large clusters), synchronously.
 
 // Messages as upstream words them; a failed preemption adds them to the
 // FailedScheduling message after "preemption: ".
@@ -38,10 +41,12 @@ type simulator interface {
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, pod, remove *framework.PodInfo, node *framework.NodeInfo) *framework.Status
 }
 
-// candidate is a node where evicting victims lets the pod fit.
+// candidate is a node where evicting victims lets the pod fit;
+// pdbViolations of them go against a PodDisruptionBudget.
 type candidate struct {
-	node    string
-	victims []*v1.Pod
+	node          string
+	victims       []*v1.Pod
+	pdbViolations int
 }
 
 // eligibleToPreempt reports whether pod may preempt, and why not: pods
@@ -81,10 +86,12 @@ func terminatingByPreemption(pod *v1.Pod) bool {
 // selectVictims finds the fewest, least important pods on node whose
 // removal lets pi fit: it removes every lower-priority pod, checks the pod
 // fits, then gives back, most important first, each pod the pod can live
-// with. nominated are the pods nominated to node that pi must leave room
-// for. A nil status means victims were found.
+// with; pods that the budgets in pdbs protect are given back before the
+// others, and those that must go all the same are counted in violations.
+// nominated are the pods nominated to node that pi must leave room for. A
+// nil status means victims were found.
 func selectVictims(ctx context.Context, sim simulator, state *framework.CycleState, pi *framework.PodInfo, node *framework.NodeInfo,
-	nominated []*framework.PodInfo, now time.Time) ([]*v1.Pod, *framework.Status) {
+	nominated []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (victims []*v1.Pod, violations int, _ *framework.Status) {
 	prio := corev1helpers.PodPriority(pi.Pod)
 	var lower []*framework.PodInfo
 	for _, p := range node.Pods {
@@ -93,11 +100,11 @@ func selectVictims(ctx context.Context, sim simulator, state *framework.CycleSta
 		}
 	}
 	if len(lower) == 0 {
-		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonNoVictims)
+		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonNoVictims)
 	}
 	n, st, s := withNominated(ctx, sim, state, pi, node, nominated)
 	if !s.IsSuccess() {
-		return nil, s
+		return nil, 0, s
 	}
 	add := func(p *framework.PodInfo) *framework.Status {
 		n.AddPod(p)
@@ -109,27 +116,82 @@ func selectVictims(ctx context.Context, sim simulator, state *framework.CycleSta
 	}
 	for _, p := range lower {
 		if s := remove(p); !s.IsSuccess() {
-			return nil, s
+			return nil, 0, s
 		}
 	}
 	if s := sim.RunFilterPlugins(ctx, st, pi, n); !s.IsSuccess() {
-		return nil, s
+		return nil, 0, s
 	}
 	sort.SliceStable(lower, func(i, j int) bool { return moreImportant(lower[i].Pod, lower[j].Pod, now) })
-	var victims []*v1.Pod
-	for _, p := range lower {
+	protected, unprotected := splitByBudget(lower, pdbs)
+	// reprieve gives p back if pi still fits; it reports whether p must go.
+	reprieve := func(p *framework.PodInfo) (bool, *framework.Status) {
 		if s := add(p); !s.IsSuccess() {
-			return nil, s
+			return false, s
 		}
 		if s := sim.RunFilterPlugins(ctx, st, pi, n); s.IsSuccess() {
-			continue // reprieved
+			return false, nil
 		}
 		if s := remove(p); !s.IsSuccess() {
-			return nil, s
+			return false, s
 		}
 		victims = append(victims, p.Pod)
+		return true, nil
 	}
-	return victims, nil
+	for _, p := range protected {
+		gone, s := reprieve(p)
+		if s != nil {
+			return nil, 0, s
+		}
+		if gone {
+			violations++
+		}
+	}
+	for _, p := range unprotected {
+		if _, s := reprieve(p); s != nil {
+			return nil, 0, s
+		}
+	}
+	if len(protected) > 0 && len(unprotected) > 0 {
+		sort.SliceStable(victims, func(i, j int) bool { return moreImportant(victims[i], victims[j], now) })
+	}
+	return victims, violations, nil
+}
+
+// splitByBudget separates the pods (most important first) that evicting
+// all of them would take past a budget's disruptionsAllowed from the rest,
+// as upstream: a pod the apiserver already counted (in disruptedPods) takes
+// nothing more, and a budget with an empty selector protects nothing here.
+func splitByBudget(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (protected, unprotected []*framework.PodInfo) {
+	allowed := make([]int32, len(pdbs))
+	for i, pdb := range pdbs {
+		allowed[i] = pdb.Status.DisruptionsAllowed
+	}
+	for _, p := range pods {
+		violates := false
+		for i, pdb := range pdbs {
+			if pdb.Namespace != p.Pod.Namespace || len(p.Pod.Labels) == 0 {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+			if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Pod.Labels)) {
+				continue
+			}
+			if _, counted := pdb.Status.DisruptedPods[p.Pod.Name]; counted {
+				continue
+			}
+			allowed[i]--
+			if allowed[i] < 0 {
+				violates = true
+			}
+		}
+		if violates {
+			protected = append(protected, p)
+		} else {
+			unprotected = append(unprotected, p)
+		}
+	}
+	return protected, unprotected
 }
 
 // withNominated copies node and state for a simulation on node, with the
@@ -163,8 +225,8 @@ func startTime(p *v1.Pod, now time.Time) time.Time {
 	return now
 }
 
-// pickCandidate chooses among candidates as upstream ranks them: the lowest
-// highest victim priority, then the lowest sum of victim priorities, then
+// pickCandidate chooses among candidates as upstream ranks them: the fewest
+// budgets broken, then the lowest highest victim priority, then the lowest sum of victim priorities, then
 // the fewest victims, then the node whose most important victims started
 // last (disrupting the newest work), then the first.
 func pickCandidate(cands []candidate, now time.Time) candidate {
@@ -178,6 +240,9 @@ func pickCandidate(cands []candidate, now time.Time) candidate {
 }
 
 func betterCandidate(a, b candidate, now time.Time) bool {
+	if a.pdbViolations != b.pdbViolations {
+		return a.pdbViolations < b.pdbViolations
+	}
 	if ha, hb := highestPriority(a.victims), highestPriority(b.victims); ha != hb {
 		return ha < hb
 	}
@@ -226,7 +291,7 @@ func earliestStart(pods []*v1.Pod, now time.Time) time.Time {
 // findCandidates tries every node the filters rejected in a way that
 // removing pods may fix. statuses are the filter rejections, by node index.
 func findCandidates(ctx context.Context, sim simulator, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo,
-	statuses []*framework.Status, nominated map[string][]*framework.PodInfo, now time.Time) ([]candidate, map[string]int) {
+	statuses []*framework.Status, nominated map[string][]*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget, now time.Time) ([]candidate, map[string]int) {
 	var cands []candidate
 	reasons := map[string]int{}
 	for i, n := range nodes {
@@ -234,14 +299,14 @@ func findCandidates(ctx context.Context, sim simulator, state *framework.CycleSt
 			reasons[reasonPreemptNotHelpful]++
 			continue
 		}
-		victims, st := selectVictims(ctx, sim, state, pi, n, nominated[n.Node().Name], now)
+		victims, violations, st := selectVictims(ctx, sim, state, pi, n, nominated[n.Node().Name], pdbs, now)
 		if st != nil {
 			for _, r := range st.Reasons() {
 				reasons[r]++
 			}
 			continue
 		}
-		cands = append(cands, candidate{node: n.Node().Name, victims: victims})
+		cands = append(cands, candidate{node: n.Node().Name, victims: victims, pdbViolations: violations})
 	}
 	return cands, reasons
 }
@@ -265,7 +330,11 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 		return nil, "preemption: " + msg
 	}
 	now := s.clock.Now()
-	cands, reasons := findCandidates(ctx, s.fwk, state, pi, nodes, statuses, s.nominated, now)
+	pdbs, err := s.pdbs.List(labels.Everything())
+	if err != nil {
+		return nil, "preemption: " + err.Error()
+	}
+	cands, reasons := findCandidates(ctx, s.fwk, state, pi, nodes, statuses, s.nominated, pdbs, now)
 	if len(cands) == 0 {
 		var drop *string
 		if pod.Status.NominatedNodeName != "" {

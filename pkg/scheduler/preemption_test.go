@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
@@ -101,12 +102,67 @@ func TestSelectVictims(t *testing.T) {
 			ni := fwktest.NodeInfo(node, tt.pods...)
 			pi := framework.NewPodInfo(tt.preemptor)
 			fwk, state := prefiltered(t, pi, ni)
-			victims, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, t0)
+			victims, _, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, nil, t0)
 			if !checkVictims(t, victims, st, tt.wantReason, tt.want) {
 				return
 			}
 			if len(ni.Pods) != len(tt.pods) {
 				t.Errorf("the snapshot's node lost pods: %d, want %d", len(ni.Pods), len(tt.pods))
+			}
+		})
+	}
+}
+
+// TestSelectVictimsSparesBudgets: pods a PodDisruptionBudget protects are
+// given back before the others, whatever their importance, and those that
+// must go all the same are counted, as upstream's preemption does.
+func TestSelectVictimsSparesBudgets(t *testing.T) {
+	node := fwktest.Node("n", fwktest.Allocatable("cpu", "3"))
+	labelled := func(app string) func(*v1.Pod) {
+		return func(p *v1.Pod) { p.Labels = map[string]string{"app": app} }
+	}
+	budget := func(app string, allowed int32, disrupted ...string) *policyv1.PodDisruptionBudget {
+		pdb := &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: "default"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
+			Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed, DisruptedPods: map[string]metav1.Time{}},
+		}
+		for _, name := range disrupted {
+			pdb.Status.DisruptedPods[name] = metav1.NewTime(t0)
+		}
+		return pdb
+	}
+	pods := []*v1.Pod{
+		fwktest.Pod("db", fwktest.Requests("cpu", "1"), prio(1), labelled("db")),
+		fwktest.Pod("web", fwktest.Requests("cpu", "1"), prio(5), labelled("web")),
+		fwktest.Pod("batch", fwktest.Requests("cpu", "1"), prio(5), labelled("batch")),
+	}
+	preemptor := fwktest.Pod("p", fwktest.Requests("cpu", "1"), prio(10))
+	tests := []struct {
+		name           string
+		pdbs           []*policyv1.PodDisruptionBudget
+		want           []string
+		wantViolations int
+	}{
+		// Without budgets the least important pod goes.
+		{name: "no budget", want: []string{"db"}},
+		{name: "db protected: a more important pod goes instead", pdbs: []*policyv1.PodDisruptionBudget{budget("db", 0)}, want: []string{"batch"}},
+		{name: "db's budget allows one", pdbs: []*policyv1.PodDisruptionBudget{budget("db", 1)}, want: []string{"db"}},
+		{name: "db already counted by an eviction", pdbs: []*policyv1.PodDisruptionBudget{budget("db", 0, "db")}, want: []string{"db"}},
+		{name: "every pod protected: one budget is broken", wantViolations: 1, want: []string{"db"},
+			pdbs: []*policyv1.PodDisruptionBudget{budget("db", 0), budget("web", 0), budget("batch", 0)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ni := fwktest.NodeInfo(node, pods...)
+			pi := framework.NewPodInfo(preemptor)
+			fwk, state := prefiltered(t, pi, ni)
+			victims, violations, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, tt.pdbs, t0)
+			if !checkVictims(t, victims, st, "", tt.want) {
+				return
+			}
+			if violations != tt.wantViolations {
+				t.Errorf("%d budget violations, want %d", violations, tt.wantViolations)
 			}
 		})
 	}
@@ -121,6 +177,10 @@ func TestPickCandidate(t *testing.T) {
 		cands []candidate
 		want  string
 	}{
+		{name: "fewest budgets broken first", want: "b", cands: []candidate{
+			{node: "a", victims: []*v1.Pod{pod("a1", 1, 0)}, pdbViolations: 1},
+			{node: "b", victims: []*v1.Pod{pod("b1", 5, 0), pod("b2", 5, 0)}},
+		}},
 		{name: "lowest highest-priority victim", want: "b", cands: []candidate{
 			{node: "a", victims: []*v1.Pod{pod("a1", 5, 0)}},
 			{node: "b", victims: []*v1.Pod{pod("b1", 3, 0), pod("b2", 3, 0), pod("b3", 3, 0)}},
@@ -373,7 +433,7 @@ func TestSelectVictimsBeyondResources(t *testing.T) {
 			if st := fwk.RunFilterPlugins(context.Background(), state, pi, ni); st.IsSuccess() {
 				t.Fatalf("the preemptor fits on the node as it is")
 			}
-			victims, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, t0)
+			victims, _, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, nil, t0)
 			if !checkVictims(t, victims, st, tt.wantReason, tt.want) {
 				return
 			}

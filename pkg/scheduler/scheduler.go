@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -82,6 +83,7 @@ type Scheduler struct {
 	handlers           []toolscache.ResourceEventHandlerRegistration
 	assignedFactory    informers.SharedInformerFactory
 	nodeFactory        informers.SharedInformerFactory
+	pdbs               policylisters.PodDisruptionBudgetLister
 
 	nominator nominator
 
