@@ -98,7 +98,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	// Clients (client-go among them) wait as long as Retry-After says
 	// before they try again; the body's retryAfterSeconds alone is not read.
-	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+	// Upstream sends it with a 429 too, but client-go then retries a
+	// refused eviction by itself, ten times, before its caller sees the
+	// 429: kube-lite's eviction tests and callers expect it at once.
+	if code >= http.StatusInternalServerError && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	w.WriteHeader(code)
