@@ -50,8 +50,11 @@ func isCore(a *admission.Attributes, resource string) bool {
 	return a.Resource != nil && a.Resource.GroupVersion.Group == "" && a.Resource.Name == resource && a.Subresource == ""
 }
 
-// Admit implements admission.Mutator: pods without a service account get "default".
-func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
+// Admit implements admission.Mutator: pods without a service account get
+// "default", and a pod whose account does not exist is refused here, in
+// the mutating phase as upstream, so that is the error a user sees rather
+// than a later plugin's (LimitRanger's, say).
+func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if a.Operation != admission.Create || !isCore(a, "pods") {
 		return nil
 	}
@@ -66,7 +69,7 @@ func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
 		pod.Spec.ServiceAccountName = DefaultName
 	}
 	pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
-	return nil
+	return p.lookup(ctx, a, pod.Spec.ServiceAccountName)
 }
 
 func isMirror(pod *corev1.Pod) bool {
@@ -106,7 +109,13 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		}
 		return nil
 	}
-	name := pod.Spec.ServiceAccountName
+	// Checked again: a mutating webhook may have changed the account.
+	return p.lookup(ctx, a, pod.Spec.ServiceAccountName)
+}
+
+// lookup refuses a pod whose service account does not exist, creating the
+// namespace's "default" account if that is the one missing.
+func (p *Plugin) lookup(ctx context.Context, a *admission.Attributes, name string) error {
 	_, err := p.accounts.GetServiceAccount(ctx, a.Namespace, name)
 	if apierrors.IsNotFound(err) && name == DefaultName && !a.DryRun {
 		err = p.ensureDefault(ctx, a.Namespace)

@@ -59,19 +59,22 @@ func TestPods(t *testing.T) {
 			p := New(tt.accounts)
 			tt.pod.Name, tt.pod.Namespace = "p", "ns"
 			a := &admission.Attributes{Operation: admission.Create, Resource: podsRes, Namespace: "ns", Name: "p", Object: tt.pod}
-			if err := p.Admit(context.Background(), a); err != nil {
-				t.Fatal(err)
+			check := func(phase string, err error) {
+				t.Helper()
+				if tt.wantErr == "" && err != nil {
+					t.Fatalf("%s refused: %v", phase, err)
+				}
+				if tt.wantErr != "" && (!apierrors.IsForbidden(err) || err.Error() != tt.wantErr) {
+					t.Fatalf("%s error %v, want Forbidden %q", phase, err, tt.wantErr)
+				}
 			}
+			// Both phases refuse a missing account, as upstream: the
+			// mutating one first, before other plugins' checks.
+			check("admit", p.Admit(context.Background(), a))
 			if tt.pod.Spec.ServiceAccountName != tt.wantSA {
 				t.Errorf("serviceAccountName %q, want %q", tt.pod.Spec.ServiceAccountName, tt.wantSA)
 			}
-			err := p.Validate(context.Background(), a)
-			if tt.wantErr == "" && err != nil {
-				t.Fatalf("refused: %v", err)
-			}
-			if tt.wantErr != "" && (!apierrors.IsForbidden(err) || err.Error() != tt.wantErr) {
-				t.Fatalf("error %v, want Forbidden %q", err, tt.wantErr)
-			}
+			check("validate", p.Validate(context.Background(), a))
 			if tt.created != "" && tt.accounts[tt.created] == nil {
 				t.Errorf("%s not created", tt.created)
 			}
