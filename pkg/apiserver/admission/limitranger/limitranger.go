@@ -243,12 +243,13 @@ func check(it corev1.LimitRangeItem, kind string, req, lim corev1.ResourceList) 
 		ratio := it.MaxLimitRequestRatio[k]
 		r, hasR := req[k]
 		l, hasL := lim[k]
-		if !hasL {
-			errs = append(errs, fmt.Errorf("%s max limit to request ratio per %s is %s, but no limit is specified", k, kind, ratio.String()))
-			continue
-		}
+		// The request is looked at first, as upstream's.
 		if !hasR || r.IsZero() {
 			errs = append(errs, fmt.Errorf("%s max limit to request ratio per %s is %s, but no request is specified or request is 0", k, kind, ratio.String()))
+			continue
+		}
+		if !hasL || l.IsZero() {
+			errs = append(errs, fmt.Errorf("%s max limit to request ratio per %s is %s, but no limit is specified or limit is 0", k, kind, ratio.String()))
 			continue
 		}
 		got := float64(l.MilliValue()) / float64(r.MilliValue())

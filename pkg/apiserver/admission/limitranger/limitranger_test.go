@@ -128,6 +128,11 @@ func TestValidateBounds(t *testing.T) {
 		{"ratio exceeded", ctr(nil, nil, rl("cpu", "2")), podWith(corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "500m")}),
 			`cpu max limit to request ratio per Container is 2, but provided ratio is 5.000000`},
 		{"ratio kept", ctr(nil, nil, rl("cpu", "2")), podWith(corev1.ResourceRequirements{Requests: rl("cpu", "250m"), Limits: rl("cpu", "500m")}), ""},
+		// Upstream looks at the request first and words the missing limit so.
+		{"ratio without a limit", ctr(nil, nil, rl("memory", "2")), podWith(corev1.ResourceRequirements{Requests: rl("memory", "1Mi")}),
+			`memory max limit to request ratio per Container is 2, but no limit is specified or limit is 0`},
+		{"ratio without either", ctr(nil, nil, rl("memory", "2")), podWith(corev1.ResourceRequirements{}),
+			`memory max limit to request ratio per Container is 2, but no request is specified or request is 0`},
 		{"pod max over the sum", ranges(corev1.LimitRangeItem{Type: corev1.LimitTypePod, Max: rl("cpu", "1")}),
 			podWith(corev1.ResourceRequirements{Limits: rl("cpu", "600m")}, corev1.ResourceRequirements{Limits: rl("cpu", "600m")}),
 			`maximum cpu usage per Pod is 1, but limit is 1200m`},
