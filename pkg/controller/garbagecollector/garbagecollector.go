@@ -355,9 +355,16 @@ func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
 		return nil
 	}
 	policy := metav1.DeletePropagationBackground
-	if len(waiting) > 0 && len(c.graph.dependentsOf(n.uid)) > 0 {
+	switch {
+	case len(waiting) > 0 && len(c.graph.dependentsOf(n.uid)) > 0:
 		// The owner waits for the whole subtree: delete this level in the
 		// foreground too so the wait reaches the leaves.
+		policy = metav1.DeletePropagationForeground
+	case n.hasFinalizer(metav1.FinalizerOrphanDependents):
+		// As upstream, a finalizer the object already carries says how
+		// its own dependents go; an explicit Background would drop it.
+		policy = metav1.DeletePropagationOrphan
+	case n.hasFinalizer(metav1.FinalizerDeleteDependents):
 		policy = metav1.DeletePropagationForeground
 	}
 	slog.Info("garbage collector: deleting", "resource", n.gvr.Resource, "object", n.namespace+"/"+n.name, "propagation", policy)

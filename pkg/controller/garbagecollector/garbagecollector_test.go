@@ -216,3 +216,35 @@ func TestOrphanDeletion(t *testing.T) {
 		t.Errorf("deleted %v; orphaning deletes nothing", got)
 	}
 }
+
+// A dependent that already carries the orphan or foreground finalizer is
+// deleted with that propagation, as upstream: Background would strip the
+// finalizer and take the dependent's own dependents with it.
+func TestAttemptToDeleteHonoursFinalizers(t *testing.T) {
+	for _, tt := range []struct {
+		finalizer string
+		want      metav1.DeletionPropagation
+	}{
+		{"", metav1.DeletePropagationBackground},
+		{metav1.FinalizerOrphanDependents, metav1.DeletePropagationOrphan},
+		{metav1.FinalizerDeleteDependents, metav1.DeletePropagationForeground},
+	} {
+		t.Run(string(tt.want), func(t *testing.T) {
+			dep := obj{gvr: rsGVR, kind: "ReplicaSet", name: "child", uid: "child-uid", owners: []metav1.OwnerReference{ownedBy("gone", "gone-uid", true)}}
+			if tt.finalizer != "" {
+				dep.finalizers = []string{tt.finalizer}
+			}
+			f := newFixture(t, []obj{dep})
+			f.sync("child-uid")
+			var got []metav1.DeletionPropagation
+			for _, a := range f.client.Actions() {
+				if d, ok := a.(k8stesting.DeleteActionImpl); ok && d.DeleteOptions.PropagationPolicy != nil {
+					got = append(got, *d.DeleteOptions.PropagationPolicy)
+				}
+			}
+			if !slices.Equal(got, []metav1.DeletionPropagation{tt.want}) {
+				t.Errorf("deleted with %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
