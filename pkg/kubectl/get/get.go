@@ -451,22 +451,24 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 		}
 	}
 	skipAdded := singleName != ""
-	headerPrinted := false
 	// One writer for the list and every event: it remembers column widths
-	// across flushes, so each event's row lines up under the header.
+	// across flushes, so each event's row lines up under the header. One
+	// printer too: it prints the header over the first rows, list's or
+	// event's, and lays out events whose tables leave the columns out.
 	w := printers.GetNewTabWriter(o.streams.Out)
+	var tp printers.ResourcePrinter
 	if o.human() {
+		tp = o.tablePrinter(first.Mapping, false, o.NoHeaders)
 		// Listing returned a Table for the whole collection (or one object).
 		t, err := toTable(first)
 		if err != nil {
 			return err
 		}
 		if !o.WatchOnly {
-			if err := o.tablePrinter(first.Mapping, false, o.NoHeaders).PrintObj(o.asEvent(watch.Added, t), w); err != nil {
+			if err := tp.PrintObj(o.asEvent(watch.Added, t), w); err != nil {
 				return err
 			}
 			w.Flush()
-			headerPrinted = len(t.Rows) > 0 || o.NoHeaders
 		}
 	} else if !o.WatchOnly {
 		if err := o.printEach(first.Object, objPrinter); err != nil {
@@ -525,25 +527,25 @@ func (o *Options) watch(ctx context.Context, f cmdutil.Factory, r *resource.Resu
 					continue
 				}
 			}
-			if err := o.printEvent(w, ev, first.Mapping, objPrinter, !headerPrinted); err != nil {
+			if err := o.printEvent(w, ev, tp, objPrinter); err != nil {
 				return err
 			}
-			headerPrinted = true
 		}
 	}
 }
 
-func (o *Options) printEvent(w *tabwriter.Writer, ev watch.Event, mapping *meta.RESTMapping, objPrinter printers.ResourcePrinter, withHeader bool) error {
+// printEvent prints one change: a row through the watch's table printer
+// tp, or the object through objPrinter.
+func (o *Options) printEvent(w *tabwriter.Writer, ev watch.Event, tp, objPrinter printers.ResourcePrinter) error {
 	if !o.human() {
 		return objPrinter.PrintObj(o.asEvent(ev.Type, ev.Object), o.streams.Out)
 	}
-	info := &resource.Info{Object: ev.Object}
-	t, err := toTable(info)
+	t, err := toTable(&resource.Info{Object: ev.Object})
 	if err != nil {
 		return err
 	}
 	defer w.Flush()
-	return o.tablePrinter(mapping, false, o.NoHeaders || !withHeader).PrintObj(o.asEvent(ev.Type, t), w)
+	return tp.PrintObj(o.asEvent(ev.Type, t), w)
 }
 
 // asEvent wraps what is printed in its watch event for
