@@ -2,9 +2,9 @@ package validation
 
 import (
 	"fmt"
-	"net"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -46,7 +46,7 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		p := initPath.Index(i)
-		errs = append(errs, container(c, names, volumes, spec, p)...)
+		errs = append(errs, container(c, names, volumes, spec, false, p)...)
 		errs = append(errs, initContainerRules(c, p)...)
 	}
 	ctrPath := fldPath.Child("containers")
@@ -54,7 +54,7 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(ctrPath, ""))
 	}
 	for i := range spec.Containers {
-		errs = append(errs, container(&spec.Containers[i], names, volumes, spec, ctrPath.Index(i))...)
+		errs = append(errs, container(&spec.Containers[i], names, volumes, spec, spec.HostNetwork, ctrPath.Index(i))...)
 	}
 
 	errs = append(errs, enum(string(spec.RestartPolicy), fldPath.Child("restartPolicy"),
@@ -62,9 +62,43 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	errs = append(errs, enum(string(spec.DNSPolicy), fldPath.Child("dnsPolicy"),
 		string(corev1.DNSClusterFirstWithHostNet), string(corev1.DNSClusterFirst), string(corev1.DNSDefault), string(corev1.DNSNone))...)
 	errs = append(errs, podSecurityContext(spec.SecurityContext, fldPath.Child("securityContext"))...)
+	if spec.ShareProcessNamespace != nil && *spec.ShareProcessNamespace && spec.HostPID {
+		// Upstream keeps the field in its security context, and names it so.
+		errs = append(errs, field.Invalid(fldPath.Child("securityContext", "shareProcessNamespace"), true,
+			"ShareProcessNamespace and HostPID cannot both be enabled"))
+	}
 	errs = append(errs, affinity(spec.Affinity, fldPath.Child("affinity"))...)
 	errs = append(errs, dnsConfig(spec.DNSConfig, spec.DNSPolicy, fldPath.Child("dnsConfig"))...)
 	errs = append(errs, topologySpreadConstraints(spec.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
+	for i, g := range spec.ReadinessGates {
+		errs = append(errs, messages(fldPath.Child("readinessGates").Index(i).Child("conditionType"), string(g.ConditionType),
+			validation.IsQualifiedName(string(g.ConditionType)))...)
+	}
+	gates := sets.New[string]()
+	for i, g := range spec.SchedulingGates {
+		gp := fldPath.Child("schedulingGates").Index(i)
+		errs = append(errs, messages(gp, g.Name, validation.IsQualifiedName(g.Name))...)
+		if gates.Has(g.Name) {
+			errs = append(errs, field.Duplicate(gp, g.Name))
+		}
+		gates.Insert(g.Name)
+	}
+	for i, a := range spec.HostAliases {
+		ap := fldPath.Child("hostAliases").Index(i)
+		errs = append(errs, validation.IsValidIPForLegacyField(ap.Child("ip"), a.IP, true, nil)...)
+		for j, h := range a.Hostnames {
+			errs = append(errs, messages(ap.Child("hostnames").Index(j), h, validation.IsDNS1123Subdomain(h))...)
+		}
+	}
+	if os := spec.OS; os != nil {
+		switch os.Name {
+		case corev1.Linux, corev1.Windows:
+		case "":
+			errs = append(errs, field.Required(fldPath.Child("os", "name"), "cannot be empty"))
+		default:
+			errs = append(errs, field.NotSupported(fldPath.Child("os"), os.Name, []string{string(corev1.Linux), string(corev1.Windows)}))
+		}
+	}
 	errs = append(errs, hostPortConflicts(spec, fldPath)...)
 	if spec.NodeName != "" {
 		errs = append(errs, messages(fldPath.Child("nodeName"), spec.NodeName, validation.IsDNS1123Subdomain(spec.NodeName))...)
@@ -99,8 +133,30 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	return errs
 }
 
-// maxDNSNameservers is what the resolver (glibc) uses at most.
-const maxDNSNameservers = 3
+// maxDNSNameservers is what the resolver (glibc) uses at most; the search
+// list limits are upstream's.
+const (
+	maxDNSNameservers     = 3
+	maxDNSSearchPaths     = 32
+	maxDNSSearchListChars = 2048
+)
+
+// dnsSubdomainUnderscore is an RFC 1123 subdomain whose labels may start
+// with an underscore (_srv._tcp.example.com), as resolvers accept.
+const dnsSubdomainUnderscorePattern = `_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*`
+
+var dnsSubdomainUnderscore = regexp.MustCompile("^" + dnsSubdomainUnderscorePattern + "$")
+
+func dnsSubdomainWithUnderscore(v string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(v) > validation.DNS1123SubdomainMaxLength {
+		errs = append(errs, field.TooLong(fldPath, v, validation.DNS1123SubdomainMaxLength))
+	}
+	if !dnsSubdomainUnderscore.MatchString(v) {
+		errs = append(errs, field.Invalid(fldPath, v, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '"+dnsSubdomainUnderscorePattern+"')"))
+	}
+	return errs
+}
 
 func dnsConfig(cfg *corev1.PodDNSConfig, policy corev1.DNSPolicy, fldPath *field.Path) field.ErrorList {
 	if policy == corev1.DNSNone {
@@ -120,13 +176,26 @@ func dnsConfig(cfg *corev1.PodDNSConfig, policy corev1.DNSPolicy, fldPath *field
 			fmt.Sprintf("must not have more than %v nameservers", maxDNSNameservers)))
 	}
 	for i, ns := range cfg.Nameservers {
-		if net.ParseIP(ns) == nil {
-			errs = append(errs, field.Invalid(fldPath.Child("nameservers").Index(i), ns, "must be a valid IP address"))
+		errs = append(errs, validation.IsValidIPForLegacyField(fldPath.Child("nameservers").Index(i), ns, true, nil)...)
+	}
+	sp := fldPath.Child("searches")
+	if len(cfg.Searches) > maxDNSSearchPaths {
+		errs = append(errs, field.Invalid(sp, cfg.Searches, fmt.Sprintf("must not have more than %v search paths", maxDNSSearchPaths)))
+	}
+	if len(strings.Join(cfg.Searches, " ")) > maxDNSSearchListChars {
+		errs = append(errs, field.Invalid(sp, cfg.Searches,
+			fmt.Sprintf("must not have more than %v characters (including spaces) in the search list", maxDNSSearchListChars)))
+	}
+	for i, search := range cfg.Searches {
+		// A last "." stands for the root domain.
+		if i == len(cfg.Searches)-1 && search == "." {
+			continue
 		}
+		errs = append(errs, dnsSubdomainWithUnderscore(strings.TrimSuffix(search, "."), sp.Index(i))...)
 	}
 	for i, o := range cfg.Options {
 		if o.Name == "" {
-			errs = append(errs, field.Required(fldPath.Child("options").Index(i), "Option.Name must not be empty"))
+			errs = append(errs, field.Required(fldPath.Child("options").Index(i), "must not be empty"))
 		}
 	}
 	return errs
@@ -356,7 +425,9 @@ func hasDotDot(p string) bool {
 
 // container checks one container; names collects container names across
 // init and regular containers, which share one namespace.
-func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[string], spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+// hostNetwork is the pod's, for regular containers only: upstream does
+// not match init containers' ports.
+func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[string], spec *corev1.PodSpec, hostNetwork bool, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	namePath := fldPath.Child("name")
 	if c.Name == "" {
@@ -377,7 +448,7 @@ func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[str
 		string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))...)
 	errs = append(errs, enum(string(c.TerminationMessagePolicy), fldPath.Child("terminationMessagePolicy"),
 		string(corev1.TerminationMessageReadFile), string(corev1.TerminationMessageFallbackToLogsOnError))...)
-	errs = append(errs, ports(c.Ports, spec.HostNetwork, fldPath.Child("ports"))...)
+	errs = append(errs, ports(c.Ports, hostNetwork, fldPath.Child("ports"))...)
 	errs = append(errs, envVars(c.Env, fldPath.Child("env"))...)
 	errs = append(errs, envFrom(c.EnvFrom, fldPath.Child("envFrom"))...)
 	errs = append(errs, volumeMounts(c.VolumeMounts, volumes, fldPath.Child("volumeMounts"))...)
@@ -389,10 +460,10 @@ func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[str
 	if c.Lifecycle != nil {
 		lp := fldPath.Child("lifecycle")
 		if c.Lifecycle.PostStart != nil {
-			errs = append(errs, lifecycleHandler(c.Lifecycle.PostStart, lp.Child("postStart"))...)
+			errs = append(errs, lifecycleHandler(c.Lifecycle.PostStart, spec.TerminationGracePeriodSeconds, lp.Child("postStart"))...)
 		}
 		if c.Lifecycle.PreStop != nil {
-			errs = append(errs, lifecycleHandler(c.Lifecycle.PreStop, lp.Child("preStop"))...)
+			errs = append(errs, lifecycleHandler(c.Lifecycle.PreStop, spec.TerminationGracePeriodSeconds, lp.Child("preStop"))...)
 		}
 	}
 	errs = append(errs, fileKeyRefVolumes(c.Env, spec, volumes, fldPath.Child("env"))...)
@@ -446,8 +517,8 @@ func ports(ps []corev1.ContainerPort, hostNetwork bool, fldPath *field.Path) fie
 		if p.HostPort != 0 {
 			errs = append(errs, messages(ip.Child("hostPort"), p.HostPort, validation.IsValidPortNum(int(p.HostPort)))...)
 			if hostNetwork && p.HostPort != p.ContainerPort {
-				errs = append(errs, field.Invalid(ip.Child("containerPort"), p.ContainerPort,
-					"must match `hostPort` when `hostNetwork` is true"))
+				errs = append(errs, field.Invalid(ip.Child("hostPort"), p.HostPort,
+					"must match `containerPort` when `hostNetwork` is true"))
 			}
 		}
 		errs = append(errs, Protocol(p.Protocol, ip.Child("protocol"))...)
@@ -753,10 +824,13 @@ func probe(p *corev1.Probe, successMustBeOne bool, fldPath *field.Path) field.Er
 	return errs
 }
 
-func lifecycleHandler(h *corev1.LifecycleHandler, fldPath *field.Path) field.ErrorList {
+// lifecycleHandler checks a hook; a sleep must end within the pod's grace
+// period (left unchecked when that is unset: its own error says why).
+func lifecycleHandler(h *corev1.LifecycleHandler, gracePeriod *int64, fldPath *field.Path) field.ErrorList {
 	errs := handler(setPointerFields(h), h.Exec, h.HTTPGet, h.TCPSocket, fldPath)
-	if h.Sleep != nil && h.Sleep.Seconds < 0 {
-		errs = append(errs, field.Invalid(fldPath.Child("sleep", "seconds"), h.Sleep.Seconds, isNegativeErrorMsg))
+	if h.Sleep != nil && gracePeriod != nil && (h.Sleep.Seconds < 0 || h.Sleep.Seconds > *gracePeriod) {
+		errs = append(errs, field.Invalid(fldPath.Child("sleep"), h.Sleep.Seconds,
+			fmt.Sprintf("must be non-negative and less than terminationGracePeriodSeconds (%d)", *gracePeriod)))
 	}
 	return errs
 }
