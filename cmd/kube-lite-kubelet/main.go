@@ -52,6 +52,7 @@ type Options struct {
 	PodInfraImage     string
 	CgroupRoot        string
 	ClusterDomain     string
+	ResolvConf        string
 	MaxPods           int
 	Snapshotter       string
 	CrashLoopInitial  time.Duration
@@ -90,6 +91,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle for client certificates; when set, the API needs a verified client certificate.")
 	fs.StringVar(&o.PodInfraImage, "pod-infra-container-image", "kube-lite.local/pause:3.10", "Sandbox image (containerd's sandbox_image must match).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", "/", "Root cgroup for pods.")
+	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "Resolver configuration file used as the basis for the DNS resolution configuration of pods with dnsPolicy Default or ClusterFirst and a dnsConfig.")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "Domain of the cluster's services: a pod with a subdomain is named <hostname>.<subdomain>.<namespace>.svc.<domain> in its /etc/hosts (and hostname with setHostnameAsFQDN).")
 	fs.IntVar(&o.MaxPods, "max-pods", 110, "Number of pods this node runs at most.")
 	fs.StringVar(&o.Snapshotter, "snapshotter", "overlayfs", "containerd snapshotter to unpack imported images for.")
@@ -219,6 +221,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Port:                      o.Port,
 		CgroupRoot:                o.CgroupRoot,
 		ClusterDomain:             o.ClusterDomain,
+		ResolvConf:                o.ResolvConf,
 		PodInfraImage:             o.PodInfraImage,
 		CrashLoopBackoffInitial:   o.CrashLoopInitial,
 		CrashLoopBackoffMax:       o.CrashLoopMax,

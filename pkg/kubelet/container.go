@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -125,15 +126,9 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 			},
 		},
 	}
-	if pod.Spec.DNSPolicy == v1.DNSNone && pod.Spec.DNSConfig != nil {
-		dns := &runtimeapi.DNSConfig{Servers: pod.Spec.DNSConfig.Nameservers, Searches: pod.Spec.DNSConfig.Searches}
-		for _, o := range pod.Spec.DNSConfig.Options {
-			opt := o.Name
-			if o.Value != nil {
-				opt += ":" + *o.Value
-			}
-			dns.Options = append(dns.Options, opt)
-		}
+	if dns, _, err := kl.podDNS(pod); err != nil {
+		slog.Warn("pod DNS config", "pod", podKey(pod), "err", err)
+	} else {
 		cfg.DnsConfig = dns
 	}
 	// The runtime refuses a privileged container in an unprivileged sandbox.

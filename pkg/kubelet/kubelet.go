@@ -46,6 +46,9 @@ type Config struct {
 	// ClusterDomain is the DNS domain of the cluster's services, which a
 	// pod with a subdomain takes its FQDN under.
 	ClusterDomain string
+	// ResolvConf is the node's resolver configuration, the base of a pod's
+	// (upstream's --resolv-conf).
+	ResolvConf string
 	// PodInfraImage is the sandbox image containerd is configured with; the
 	// kubelet only keeps it present.
 	PodInfraImage string
@@ -88,6 +91,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Hostname == "" {
 		c.Hostname = c.NodeName
+	}
+	if c.ResolvConf == "" {
+		c.ResolvConf = "/etc/resolv.conf"
 	}
 	if c.ClusterDomain == "" {
 		// What kubeadm and kind configure; upstream's flag has no default.

@@ -841,6 +841,11 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 
 func (kl *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) error {
 	cfg := kl.sandboxConfig(pod, attempt)
+	if _, warnings, err := kl.podDNS(pod); err == nil {
+		for _, w := range warnings {
+			kl.recorder.Event(pod, v1.EventTypeWarning, "DNSConfigForming", w)
+		}
+	}
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
