@@ -27,3 +27,23 @@ func Parallel(n int, call func(i int) error) (failed int, first error) {
 	}
 	return failed, first
 }
+
+// SlowStart runs call(0) to call(n-1) in parallel batches of 1, 2, 4, ...
+// and stops after the first batch with a failure, as upstream's
+// controllers create pods: a quota or admission refusal then costs a
+// handful of calls and FailedCreate events instead of one per pod. It
+// returns how many calls succeeded and the first error.
+func SlowStart(n int, call func(i int) error) (succeeded int, first error) {
+	next := 0
+	for batch := 1; next < n; batch *= 2 {
+		batch = min(batch, n-next)
+		start := next
+		failed, err := Parallel(batch, func(i int) error { return call(start + i) })
+		succeeded += batch - failed
+		next += batch
+		if err != nil {
+			return succeeded, err
+		}
+	}
+	return succeeded, nil
+}

@@ -129,3 +129,16 @@ func TestCanAdopt(t *testing.T) {
 		})
 	}
 }
+
+func TestSlowStartStopsAtFirstFailingBatch(t *testing.T) {
+	var calls atomic.Int32
+	done, err := SlowStart(10, func(int) error {
+		if calls.Add(1) > 3 {
+			return errors.New("quota")
+		}
+		return nil
+	})
+	if err == nil || done != 3 || calls.Load() != 7 {
+		t.Fatalf("done=%d calls=%d err=%v, want 3 done in batches 1+2 then a failing batch of 4", done, calls.Load(), err)
+	}
+}

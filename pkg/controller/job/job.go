@@ -711,26 +711,28 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 		}
 		c.expectations.Expect(key, n, 0)
 		created := make([]bool, n)
-		failed, first := controllerutil.Parallel(n, func(i int) error {
+		// In slow-start batches, as upstream: a quota refusing the pods
+		// stops this sync after a few FailedCreate events, not one per pod.
+		succeeded, first := controllerutil.SlowStart(n, func(i int) error {
 			index := -1
 			if todo != nil {
 				index = todo[i]
 			}
 			err := c.createPod(ctx, job, index, replaced)
-			if err != nil {
-				// No pod will show up for this create.
-				c.expectations.CreationObserved(key)
-			}
 			created[i] = err == nil
 			return err
 		})
+		// No pod will show up for the creates that failed or were skipped.
+		for range n - succeeded {
+			c.expectations.CreationObserved(key)
+		}
 		for i, ok := range created {
 			if ok && todo != nil {
 				running.Insert(todo[i])
 			}
 		}
 		if first != nil {
-			return n - failed, fmt.Errorf("create pod for job %s: %w", key, first)
+			return succeeded, fmt.Errorf("create pod for job %s: %w", key, first)
 		}
 		return n, nil
 	}

@@ -1421,3 +1421,36 @@ func TestNoFailedCreateEventInTerminatingNamespace(t *testing.T) {
 		}
 	}
 }
+
+// A quota that refuses the Job's pods stops the sync after the first
+// slow-start batch, as upstream: one create and one FailedCreate event, not
+// one of each per pod of the parallelism.
+func TestRefusedCreatesStopAtTheFirstBatch(t *testing.T) {
+	ctx := context.Background()
+	job := newJob(func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](20), ptr.To[int32](20) })
+	c, client, _ := newController(ctx, job, clocktesting.NewFakeClock(now))
+	rec := record.NewFakeRecorder(100)
+	c.Events = rec
+	quota := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "pi-", errors.New("exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2"))
+	attempts := 0
+	client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		attempts++
+		return true, nil, quota
+	})
+	if err := c.sync(ctx, "default/pi"); err == nil {
+		t.Fatal("sync: no error for the refused creates")
+	}
+	failed := 0
+	for len(rec.Events) > 0 {
+		if e := <-rec.Events; strings.HasPrefix(e, "Warning FailedCreate ") {
+			failed++
+		}
+	}
+	if attempts != 1 || failed != 1 {
+		t.Errorf("%d creates tried, %d FailedCreate events; want 1 and 1", attempts, failed)
+	}
+	// The creates never tried are not waited for: the next sync tries again.
+	if !c.expectations.Satisfied("default/pi") {
+		t.Error("expectations still wait for pods that will never come")
+	}
+}

@@ -251,7 +251,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.
 	case diff < 0:
 		n := min(-diff, burstReplicas)
 		c.expectations.Expect(key, n, 0)
-		created, err := slowStart(n, func() error { return c.createPod(ctx, rs) })
+		created, err := controllerutil.SlowStart(n, func(int) error { return c.createPod(ctx, rs) })
 		// Creates that were never attempted or failed will not be observed.
 		for range n - created {
 			c.expectations.CreationObserved(key)
@@ -281,22 +281,6 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, rs *appsv1.
 		}
 	}
 	return nil
-}
-
-// slowStart issues calls in batches of 1, 2, 4, ... and stops at the first
-// batch with a failure, so a quota or admission refusal costs a handful of
-// calls instead of thousands. It returns how many succeeded.
-func slowStart(n int, call func() error) (int, error) {
-	done := 0
-	for batch := 1; done < n; batch *= 2 {
-		batch = min(batch, n-done)
-		failed, first := controllerutil.Parallel(batch, func(int) error { return call() })
-		done += batch - failed
-		if first != nil {
-			return done, first
-		}
-	}
-	return done, nil
 }
 
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {

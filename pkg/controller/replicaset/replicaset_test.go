@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,19 +240,6 @@ func ptrString(p *int32) string {
 		return "nil"
 	}
 	return fmt.Sprint(*p)
-}
-
-func TestSlowStartStopsAtFirstFailingBatch(t *testing.T) {
-	var calls atomic.Int32
-	done, err := slowStart(10, func() error {
-		if calls.Add(1) > 3 {
-			return fmt.Errorf("quota")
-		}
-		return nil
-	})
-	if err == nil || done != 3 || calls.Load() != 7 {
-		t.Fatalf("done=%d calls=%d err=%v, want 3 done in batches 1+2 then a failing batch of 4", done, calls.Load(), err)
-	}
 }
 
 // As upstream, scale-down takes first the pods on the node most crowded
