@@ -281,23 +281,25 @@ func enum(value string, fldPath *field.Path, allowed ...string) field.ErrorList 
 	return field.ErrorList{field.NotSupported(fldPath, value, allowed)}
 }
 
-// volumes checks names and sources and returns the set of valid names for
-// the volume mounts to refer to.
+// volumes checks sources and names and returns the set of valid volumes'
+// names for the volume mounts to refer to. As upstream, a volume with any
+// error is left out of the set (its mounts are "Not found", a later volume
+// of the same name is no duplicate), and its source errors come first.
 func volumes(vols []corev1.Volume, fldPath *field.Path) (sets.Set[string], field.ErrorList) {
 	names := sets.New[string]()
 	var errs field.ErrorList
 	for i := range vols {
 		v := &vols[i]
 		p := fldPath.Index(i)
-		nameErrs := DNSLabel(v.Name, p.Child("name"))
+		volErrs := volumeSource(&v.VolumeSource, p)
+		volErrs = append(volErrs, DNSLabel(v.Name, p.Child("name"))...)
 		if names.Has(v.Name) {
-			nameErrs = append(nameErrs, field.Duplicate(p.Child("name"), v.Name))
+			volErrs = append(volErrs, field.Duplicate(p.Child("name"), v.Name))
 		}
-		errs = append(errs, nameErrs...)
-		if len(nameErrs) == 0 {
+		if len(volErrs) == 0 {
 			names.Insert(v.Name)
 		}
-		errs = append(errs, volumeSource(&v.VolumeSource, p)...)
+		errs = append(errs, volErrs...)
 	}
 	return names, errs
 }
@@ -309,16 +311,21 @@ func volumeSource(src *corev1.VolumeSource, fldPath *field.Path) field.ErrorList
 	if len(set) == 0 {
 		return field.ErrorList{field.Required(fldPath, "must specify a volume type")}
 	}
-	if len(set) > 1 {
-		return field.ErrorList{field.Forbidden(fldPath.Child(set[1]), "may not specify more than 1 volume type")}
+	// Upstream looks at emptyDir first, then the others in field order; the
+	// first one found is the volume's, each further one is refused.
+	if i := slices.Index(set, "emptyDir"); i > 0 {
+		set = append([]string{"emptyDir"}, slices.Delete(set, i, i+1)...)
 	}
 	var errs field.ErrorList
-	switch {
-	case src.EmptyDir != nil:
+	for _, extra := range set[1:] {
+		errs = append(errs, field.Forbidden(fldPath.Child(extra), "may not specify more than 1 volume type"))
+	}
+	switch set[0] {
+	case "emptyDir":
 		if src.EmptyDir.SizeLimit != nil {
 			errs = append(errs, NonnegativeQuantity(*src.EmptyDir.SizeLimit, fldPath.Child("emptyDir", "sizeLimit"))...)
 		}
-	case src.HostPath != nil:
+	case "hostPath":
 		p := fldPath.Child("hostPath")
 		if src.HostPath.Path == "" {
 			errs = append(errs, field.Required(p.Child("path"), ""))
@@ -330,25 +337,25 @@ func volumeSource(src *corev1.VolumeSource, fldPath *field.Path) field.ErrorList
 				string(corev1.HostPathDirectoryOrCreate), string(corev1.HostPathDirectory), string(corev1.HostPathFileOrCreate),
 				string(corev1.HostPathFile), string(corev1.HostPathSocket), string(corev1.HostPathCharDev), string(corev1.HostPathBlockDev))...)
 		}
-	case src.ConfigMap != nil:
+	case "configMap":
 		p := fldPath.Child("configMap")
 		if src.ConfigMap.Name == "" {
 			errs = append(errs, field.Required(p.Child("name"), ""))
 		}
 		errs = append(errs, keyToPaths(src.ConfigMap.Items, p.Child("items"))...)
 		errs = append(errs, fileMode(src.ConfigMap.DefaultMode, p.Child("defaultMode"))...)
-	case src.Secret != nil:
+	case "secret":
 		p := fldPath.Child("secret")
 		if src.Secret.SecretName == "" {
 			errs = append(errs, field.Required(p.Child("secretName"), ""))
 		}
 		errs = append(errs, keyToPaths(src.Secret.Items, p.Child("items"))...)
 		errs = append(errs, fileMode(src.Secret.DefaultMode, p.Child("defaultMode"))...)
-	case src.PersistentVolumeClaim != nil:
+	case "persistentVolumeClaim":
 		if src.PersistentVolumeClaim.ClaimName == "" {
 			errs = append(errs, field.Required(fldPath.Child("persistentVolumeClaim", "claimName"), ""))
 		}
-	case src.DownwardAPI != nil:
+	case "downwardAPI":
 		p := fldPath.Child("downwardAPI")
 		errs = append(errs, fileMode(src.DownwardAPI.DefaultMode, p.Child("defaultMode"))...)
 		for i, item := range src.DownwardAPI.Items {

@@ -100,10 +100,28 @@ func TestPodSpec(t *testing.T) {
 		{"restart policy", func(s *corev1.PodSpec) { s.RestartPolicy = "Sometimes" },
 			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
 		{"volume without source", func(s *corev1.PodSpec) { s.Volumes[0].VolumeSource = corev1.VolumeSource{} },
-			[]string{"spec.volumes[0]: Required value: must specify a volume type"}},
-		{"volume with two sources", func(s *corev1.PodSpec) {
+			// As upstream, an invalid volume is not one its mounts can name.
+			[]string{"spec.volumes[0]: Required value: must specify a volume type", `spec.containers[0].volumeMounts[0].name: Not found: "data"`}},
+		// Upstream 1.36's answer: emptyDir counts first, every other
+		// source is refused, invalid volumes are no duplicates and their
+		// source errors come before their name's.
+		{"volume with many sources", func(s *corev1.PodSpec) {
 			s.Volumes[0].HostPath = &corev1.HostPathVolumeSource{Path: "/tmp"}
-		}, []string{"spec.volumes[0].emptyDir: Forbidden: may not specify more than 1 volume type"}},
+			s.Volumes[0].Secret = &corev1.SecretVolumeSource{SecretName: "b"}
+			s.Volumes[0].ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "a"}}
+			s.Volumes = append(s.Volumes,
+				corev1.Volume{Name: "w", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+				corev1.Volume{Name: "w", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				corev1.Volume{Name: "Bad_V", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}})
+		}, []string{
+			"spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type",
+			"spec.volumes[0].secret: Forbidden: may not specify more than 1 volume type",
+			"spec.volumes[0].configMap: Forbidden: may not specify more than 1 volume type",
+			"spec.volumes[1].configMap.name: Required value",
+			"spec.volumes[3].configMap.name: Required value",
+			`spec.volumes[3].name: Invalid value: "Bad_V": a lowercase RFC 1123 label`,
+			`spec.containers[0].volumeMounts[0].name: Not found: "data"`,
+		}},
 		{"duplicate volume", func(s *corev1.PodSpec) { s.Volumes = append(s.Volumes, s.Volumes[0]) },
 			[]string{`spec.volumes[1].name: Duplicate value: "data"`}},
 		{"mount of unknown volume", func(s *corev1.PodSpec) { s.Containers[0].VolumeMounts[0].Name = "logs" },
