@@ -169,6 +169,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if info.WatchPath && (sub != "" || r.Method != http.MethodGet) {
+		// Upstream's deprecated watch routes serve only GET, and no
+		// subresource.
+		if sub != "" {
+			writeError(w, r, NotFound(r))
+		} else {
+			writeError(w, r, MethodNotAllowed(r))
+		}
+		return
+	}
 	switch sub {
 	case "":
 		h.serveMain(w, r, info, st, ns, name)
@@ -202,7 +212,7 @@ func (h *Handler) serveMain(w http.ResponseWriter, r *http.Request, info *reques
 	case name == "" && r.Method == http.MethodDelete && !st.NoDeleteCollection:
 		h.deleteCollection(w, r, st, ns)
 	case name != "" && r.Method == http.MethodGet:
-		if info.Verb == "watch" {
+		if info.WatchPath {
 			h.watchOne(w, r, st, ns, name)
 			return
 		}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
@@ -109,7 +110,8 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	q := r.URL.Query()
 	var p listParams
 	var err error
-	p.watch = queryBool(q, "watch")
+	info, _ := request.InfoFrom(r.Context())
+	p.watch = queryBool(q, "watch") || (info != nil && info.WatchPath)
 	p.opts.AllowWatchBookmarks = queryBool(q, "allowWatchBookmarks")
 	if p.timeoutSeconds, err = queryInt(q, "timeoutSeconds"); err != nil {
 		return p, err
@@ -261,12 +263,20 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, st *Store, ns str
 	h.respond(w, r, st, http.StatusOK, out)
 }
 
-// watchOne serves the deprecated GET /.../name?watch=1 form.
+// watchOne serves the deprecated GET /watch/.../{name} form: a watch of the
+// collection selecting metadata.name, as upstream's, which refuses a field
+// selector that does not select that name.
 func (h *Handler) watchOne(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
 	p, err := h.parseListParams(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if f := p.opts.Predicate.Field; f != nil && !f.Empty() {
+		if selected, ok := f.RequiresExactMatch("metadata.name"); !ok || selected != name {
+			writeError(w, r, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name"))
+			return
+		}
 	}
 	h.serveWatch(w, r, st, st.Key(ns, name), false, p)
 }

@@ -26,6 +26,10 @@ type Info struct {
 	Resource    string
 	Subresource string
 	Name        string
+	// WatchPath is the deprecated /watch/ form of a path
+	// (/api/v1/watch/namespaces/{ns}/pods[/{name}]): a watch whatever the
+	// query says, of one object when it names one.
+	WatchPath bool
 	// Parts are the path segments after the version, for error messages.
 	Parts []string
 
@@ -72,6 +76,13 @@ func Parse(r *http.Request) *Info {
 		return info
 	}
 	info.IsResourceRequest = true
+	if parts[0] == "watch" {
+		if len(parts) < 2 {
+			return &Info{Path: r.URL.Path, Verb: info.Verb}
+		}
+		info.WatchPath = true
+		parts = parts[1:]
+	}
 
 	// /namespaces/{ns}/{resource}... is a namespaced request, except that
 	// /namespaces/{name}/status and /finalize are subresources of a namespace.
@@ -90,17 +101,18 @@ func Parse(r *http.Request) *Info {
 		info.Subresource = parts[2]
 	}
 
-	q := r.URL.Query()
 	switch r.Method {
 	case http.MethodPost:
 		info.Verb = "create"
 	case http.MethodGet, http.MethodHead:
 		info.Verb = "get"
+		// As upstream's, ?watch= turns only a collection's GET into a
+		// watch; on an object's path it is a get.
 		if info.Name == "" {
 			info.Verb = "list"
-		}
-		if w := q.Get("watch"); w == "1" || w == "true" {
-			info.Verb = "watch"
+			if w, ok := r.URL.Query()["watch"]; ok && len(w) > 0 && w[0] != "0" && !strings.EqualFold(w[0], "false") {
+				info.Verb = "watch"
+			}
 		}
 	case http.MethodPut:
 		info.Verb = "update"
@@ -111,6 +123,9 @@ func Parse(r *http.Request) *Info {
 		if info.Name == "" {
 			info.Verb = "deletecollection"
 		}
+	}
+	if info.WatchPath {
+		info.Verb = "watch"
 	}
 	// A get on a single object by field selector metadata.name is still a
 	// get for authorization purposes only in upstream's watch case; we keep it

@@ -26,6 +26,16 @@ func TestParse(t *testing.T) {
 		{"PUT", "/api/v1/namespaces/prod/finalize", Info{IsResourceRequest: true, Verb: "update", APIPrefix: "api", APIVersion: "v1", Namespace: "prod", Resource: "namespaces", Name: "prod", Subresource: "finalize"}},
 		{"GET", "/api/v1/namespaces/prod/status", Info{IsResourceRequest: true, Verb: "get", APIPrefix: "api", APIVersion: "v1", Namespace: "prod", Resource: "namespaces", Name: "prod", Subresource: "status"}},
 		{"GET", "/api/v1/nodes/n1/status", Info{IsResourceRequest: true, Verb: "get", APIPrefix: "api", APIVersion: "v1", Resource: "nodes", Name: "n1", Subresource: "status"}},
+		// As upstream's: ?watch on an object's path is a get, and the
+		// deprecated /watch/ paths are watches whatever the query says.
+		{"GET", "/api/v1/namespaces/default/pods/web?watch=true", Info{IsResourceRequest: true, Verb: "get", APIPrefix: "api", APIVersion: "v1", Namespace: "default", Resource: "pods", Name: "web"}},
+		{"GET", "/api/v1/pods?watch=yes", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "api", APIVersion: "v1", Resource: "pods"}},
+		{"GET", "/api/v1/pods?watch=False", Info{IsResourceRequest: true, Verb: "list", APIPrefix: "api", APIVersion: "v1", Resource: "pods"}},
+		{"GET", "/api/v1/watch/namespaces/default/pods?watch=false", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "default", Resource: "pods", WatchPath: true}},
+		{"GET", "/api/v1/watch/namespaces/default/pods/web", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "default", Resource: "pods", Name: "web", WatchPath: true}},
+		{"GET", "/apis/apps/v1/watch/deployments", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "apis", APIGroup: "apps", APIVersion: "v1", Resource: "deployments", WatchPath: true}},
+		{"GET", "/api/v1/watch/namespaces/prod", Info{IsResourceRequest: true, Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "prod", Resource: "namespaces", Name: "prod", WatchPath: true}},
+		{"GET", "/api/v1/watch", Info{Verb: "get"}},
 		{"GET", "/api", Info{Verb: "get"}},
 		{"GET", "/apis/apps", Info{Verb: "get", APIPrefix: "apis"}},
 		{"GET", "/apis/apps/v1", Info{Verb: "get", APIPrefix: "apis", APIGroup: "apps", APIVersion: "v1"}},

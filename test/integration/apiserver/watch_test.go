@@ -2,10 +2,12 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -376,4 +378,63 @@ func scrapeMetrics(t *testing.T, ctx context.Context, s *framework.Server) strin
 		t.Fatalf("metrics: %v", err)
 	}
 	return string(b)
+}
+
+// The deprecated /watch/ paths are watches, as upstream still serves them
+// (a name in the path selects that object), while ?watch=true on an
+// object's own path is a plain get, as upstream's.
+func TestLegacyWatchPaths(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	for _, name := range []string{"a", "b"} {
+		if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := s.Client.CoreV1().RESTClient()
+	// Each watch ends after a second; its initial events are all it sends.
+	watched := func(path string, params ...string) []string {
+		t.Helper()
+		req := rc.Get().AbsPath(path).Param("timeoutSeconds", "1")
+		for i := 0; i < len(params); i += 2 {
+			req = req.Param(params[i], params[i+1])
+		}
+		body, err := req.DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("%s %v: %v", path, params, err)
+		}
+		var names []string
+		for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+			var ev struct {
+				Type   string
+				Object corev1.ConfigMap
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%s: %v in %q", path, err, line)
+			}
+			names = append(names, ev.Type+" "+ev.Object.Name)
+		}
+		return names
+	}
+	for _, tc := range []struct {
+		path   string
+		params []string
+		want   []string
+	}{
+		{"/api/v1/watch/namespaces/default/configmaps", []string{"watch", "false"}, []string{"ADDED a", "ADDED b"}},
+		{"/api/v1/watch/namespaces/default/configmaps/b", nil, []string{"ADDED b"}},
+		{"/api/v1/watch/configmaps", []string{"fieldSelector", "metadata.name=a"}, []string{"ADDED a"}},
+	} {
+		if got := watched(tc.path, tc.params...); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %v: events %q, want %q", tc.path, tc.params, got, tc.want)
+		}
+	}
+	err := rc.Get().AbsPath("/api/v1/watch/namespaces/default/configmaps/a").Param("fieldSelector", "metadata.name=b").Do(ctx).Error()
+	if !apierrors.IsBadRequest(err) || err.Error() != "fieldSelector metadata.name doesn't match requested name" {
+		t.Errorf("watch of a with a selector naming b: %v, want upstream's 400", err)
+	}
+	var cm corev1.ConfigMap
+	if err := rc.Get().AbsPath("/api/v1/namespaces/default/configmaps/a").Param("watch", "true").Do(ctx).Into(&cm); err != nil || cm.Name != "a" {
+		t.Errorf("GET configmaps/a?watch=true: %v %q, want the object", err, cm.Name)
+	}
 }
