@@ -75,12 +75,8 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 	for k, v := range pod.Annotations {
 		annotations[k] = v
 	}
-	// As upstream's GetNodenameForKernel: setHostnameAsFQDN makes the
-	// kernel's hostname the pod's FQDN.
-	hostname, domain := kl.podHostnameAndDomain(pod)
-	if pod.Spec.SetHostnameAsFQDN != nil && *pod.Spec.SetHostnameAsFQDN && domain != "" {
-		hostname += "." + domain
-	}
+	// Too long an FQDN fails createSandbox.
+	hostname, _ := kl.kernelHostname(pod)
 	netMode := runtimeapi.NamespaceMode_POD
 	if pod.Spec.HostNetwork {
 		netMode = runtimeapi.NamespaceMode_NODE

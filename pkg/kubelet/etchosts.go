@@ -15,7 +15,24 @@ const (
 	etcHostsPath = "/etc/hosts"
 	// maxHostnameLen is a DNS label's limit, which a pod's hostname obeys.
 	maxHostnameLen = 63
+	// maxFQDNLen is the kernel's limit on a hostname.
+	maxFQDNLen = 64
 )
+
+// kernelHostname is the hostname the pod's sandbox gets, as upstream's
+// GetNodenameForKernel: the pod's FQDN with setHostnameAsFQDN, which fails
+// when longer than the kernel allows (the name is still returned).
+func (kl *Kubelet) kernelHostname(pod *v1.Pod) (string, error) {
+	hostname, domain := kl.podHostnameAndDomain(pod)
+	if pod.Spec.SetHostnameAsFQDN == nil || !*pod.Spec.SetHostnameAsFQDN || domain == "" {
+		return hostname, nil
+	}
+	fqdn := hostname + "." + domain
+	if len(fqdn) > maxFQDNLen {
+		return fqdn, fmt.Errorf("failed to construct FQDN from pod hostname and cluster domain, FQDN %s is too long (%d characters is the max, %d characters requested)", fqdn, maxFQDNLen, len(fqdn))
+	}
+	return fqdn, nil
+}
 
 // podHostnameAndDomain is the pod's hostname (spec.hostname, else its name
 // cut to a DNS label) and, with a subdomain, its domain

@@ -1,10 +1,13 @@
 package kubelet
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
@@ -69,5 +72,28 @@ func TestContainersSeeTheManagedHostsFile(t *testing.T) {
 	long := testPod("a-very-long-pod-name-that-is-longer-than-a-dns-label-may-be-x-y-z")
 	if got := h.kl.sandboxConfig(long, 0).Hostname; got != "a-very-long-pod-name-that-is-longer-than-a-dns-label-may-be-x-y" {
 		t.Fatalf("hostname %q", got)
+	}
+}
+
+// An FQDN longer than the kernel's 64 characters fails the sandbox with
+// upstream's words instead of reaching the runtime.
+func TestTooLongFQDNFailsTheSandbox(t *testing.T) {
+	h := newHarness(t)
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	pod := testPod("fqdn", func(p *v1.Pod) {
+		p.Spec.Hostname = "a-rather-long-hostname-for-this-pod"
+		p.Spec.Subdomain = "and-its-subdomain"
+		p.Spec.SetHostnameAsFQDN = ptr.To(true)
+	})
+	h.add(pod)
+	h.sync(pod)
+	if n := h.rt.Calls["RunPodSandbox"]; n != 0 {
+		t.Fatalf("%d sandboxes run", n)
+	}
+	fqdn := "a-rather-long-hostname-for-this-pod.and-its-subdomain." + pod.Namespace + ".svc.cluster.local"
+	want := fmt.Sprintf("Warning FailedCreatePodSandBox Failed to create pod sandbox: failed to construct FQDN from pod hostname and cluster domain, FQDN %s is too long (64 characters is the max, %d characters requested)", fqdn, len(fqdn))
+	if !slices.Contains(drainEvents(rec), want) {
+		t.Fatalf("no event %q", want)
 	}
 }

@@ -840,6 +840,9 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 }
 
 func (kl *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) error {
+	if _, err := kl.kernelHostname(pod); err != nil {
+		return err
+	}
 	cfg := kl.sandboxConfig(pod, attempt)
 	if _, warnings, err := kl.podDNS(pod); err == nil {
 		for _, w := range warnings {
