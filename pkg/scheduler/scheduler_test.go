@@ -245,6 +245,11 @@ func TestBindingFailureForgetsAndRetries(t *testing.T) {
 		node, ok := binds.Load("p")
 		return ok && node == "only", nil
 	})
+	// The failure is told in upstream's words.
+	waitFor(t, "FailedScheduling event", func() (bool, error) {
+		evs := eventsFor(t, client, "p", "FailedScheduling")
+		return len(evs) > 0 && evs[0].Message == `running Bind plugin "DefaultBinder": injected: etcd unavailable`, nil
+	})
 }
 
 // pinTo pins pod to nodes through metadata.name matchFields, as a DaemonSet

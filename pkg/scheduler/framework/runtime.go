@@ -293,6 +293,11 @@ func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *
 		if st.IsSkip() {
 			continue
 		}
+		if st.Code() == Error {
+			// Upstream's wording, which the pod's FailedScheduling event
+			// and condition show.
+			st = AsStatus(fmt.Errorf("running Bind plugin %q: %w", pl.Name(), st.AsError()))
+		}
 		return st.WithPlugin(pl.Name())
 	}
 	return NewStatus(Error, "no bind plugin bound the pod")

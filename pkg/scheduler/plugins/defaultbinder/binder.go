@@ -3,7 +3,6 @@ package defaultbinder
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,7 +34,7 @@ func (p *Plugin) Bind(ctx context.Context, _ *framework.CycleState, pod *v1.Pod,
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
 	if err := p.client.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
-		return framework.AsStatus(fmt.Errorf("binding pod %s/%s to %s: %w", pod.Namespace, pod.Name, nodeName, err))
+		return framework.AsStatus(err)
 	}
 	return nil
 }
