@@ -227,6 +227,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) bool {
 	// A stale queue entry: the pod is being deleted, or was assumed or
 	// bound while it waited.
 	if pod.DeletionTimestamp != nil || s.cache.HasPod(pod) {
+		if pod.DeletionTimestamp != nil {
+			// As upstream, say why a pod being deleted stays unscheduled.
+			s.recorder.Eventf(pod, v1.EventTypeWarning, "FailedScheduling", "skip schedule deleting pod: %v/%v", pod.Namespace, pod.Name)
+		}
 		s.queue.Done(qp)
 		return true
 	}

@@ -315,3 +315,24 @@ func TestPinnedPodGoesToItsNode(t *testing.T) {
 		return ok && n == "b", nil
 	})
 }
+
+// A pending pod being deleted (held by a finalizer) is not scheduled, and
+// says so as upstream does.
+func TestDeletingPodIsNotScheduled(t *testing.T) {
+	pod := testPod("going", "1")
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	pod.Finalizers = []string{"example.com/hold"}
+	client := fake.NewClientset(testNode("only", "4", 110), pod)
+	var binds sync.Map
+	bindingReactor(t, client, &binds)
+	stop := startScheduler(t, client, prometheus.NewRegistry())
+	defer stop()
+	waitFor(t, "FailedScheduling event", func() (bool, error) {
+		evs := eventsFor(t, client, "going", "FailedScheduling")
+		return len(evs) > 0 && evs[0].Message == "skip schedule deleting pod: default/going" && evs[0].Type == v1.EventTypeWarning, nil
+	})
+	if _, ok := binds.Load("going"); ok {
+		t.Error("a pod being deleted was bound")
+	}
+}
