@@ -114,7 +114,7 @@ func TestValidate(t *testing.T) {
 		{name: "Recreate with rollingUpdate", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{}}
 		}, want: []string{"spec.strategy.rollingUpdate"}},
-		{name: "unknown strategy", mutate: func(d *appsv1.Deployment) { d.Spec.Strategy.Type = "BlueGreen" }, want: []string{"spec.strategy.type"}},
+		{name: "unknown strategy", mutate: func(d *appsv1.Deployment) { d.Spec.Strategy.Type = "BlueGreen" }, want: []string{"spec.strategy"}},
 		{name: "maxSurge and maxUnavailable both 0", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{
 				MaxSurge: ptr.To(intstr.FromString("0%")), MaxUnavailable: ptr.To(intstr.FromInt32(0)),
@@ -294,5 +294,15 @@ func assertFields(t *testing.T, errs field.ErrorList, want []string) {
 	}
 	if !apiequality.Semantic.DeepEqual(got, want) {
 		t.Fatalf("errors at %v, want %v (%v)", got, want, errs)
+	}
+}
+
+// An unknown strategy type shows upstream's whole strategy as the value.
+func TestUnknownStrategyAsUpstream(t *testing.T) {
+	s := &appsv1.DeploymentStrategy{Type: "Bogus"}
+	errs := validateStrategy(s, field.NewPath("spec", "strategy"))
+	const want = `spec.strategy: Unsupported value: {"Type":"Bogus","RollingUpdate":null}: supported values: "Recreate", "RollingUpdate"`
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("errors = %v, want %q", errs, want)
 	}
 }

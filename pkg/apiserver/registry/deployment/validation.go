@@ -53,10 +53,34 @@ func validateStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Path) field.E
 			allErrs = append(allErrs, validateRollingUpdate(s.RollingUpdate, fldPath.Child("rollingUpdate"))...)
 		}
 	default:
-		allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), s.Type,
+		// Upstream reports the whole strategy, printed as its internal type.
+		allErrs = append(allErrs, field.NotSupported(fldPath, shownStrategy(s),
 			[]appsv1.DeploymentStrategyType{appsv1.RecreateDeploymentStrategyType, appsv1.RollingUpdateDeploymentStrategyType}))
 	}
 	return allErrs
+}
+
+// internalStrategy and internalRollingUpdate print a strategy as upstream's
+// errors show it: its internal types, whose fields have no JSON names.
+type internalStrategy struct {
+	Type          appsv1.DeploymentStrategyType
+	RollingUpdate *internalRollingUpdate
+}
+
+type internalRollingUpdate struct{ MaxUnavailable, MaxSurge intstr.IntOrString }
+
+func shownStrategy(s *appsv1.DeploymentStrategy) internalStrategy {
+	out := internalStrategy{Type: s.Type}
+	if ru := s.RollingUpdate; ru != nil {
+		out.RollingUpdate = &internalRollingUpdate{}
+		if ru.MaxUnavailable != nil {
+			out.RollingUpdate.MaxUnavailable = *ru.MaxUnavailable
+		}
+		if ru.MaxSurge != nil {
+			out.RollingUpdate.MaxSurge = *ru.MaxSurge
+		}
+	}
+	return out
 }
 
 func validateRollingUpdate(ru *appsv1.RollingUpdateDeployment, fldPath *field.Path) field.ErrorList {
