@@ -23,6 +23,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -71,6 +72,10 @@ type Options struct {
 	// --cascade, --timeout and --wait; deleteOpts what they parse to.
 	DeleteFlags *kdelete.DeleteFlags
 	deleteOpts  *kdelete.DeleteOptions
+	// Selector (apply only, -l) picks the file's objects to apply and the
+	// live ones --prune may delete.
+	Selector     string
+	PruneOptions PruneOptions
 
 	streams genericiooptions.IOStreams
 }
@@ -101,6 +106,9 @@ func (o *Options) runE(f cmdutil.Factory, apply bool) func(*cobra.Command, []str
 			if o.DryRun == cmdutil.DryRunServer && o.deleteOpts.ForceDeletion {
 				return fmt.Errorf("--dry-run=server cannot be used with --force")
 			}
+			if err := o.completePrune(f, o.Selector); err != nil {
+				return err
+			}
 		}
 		return o.Run(cmd.Context(), f, apply)
 	}
@@ -118,6 +126,10 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 	cmd.Flags().StringVar(&o.FieldManager, "field-manager", "kubectl-client-side-apply", "Name of the manager used to track field ownership.")
 	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", true, "Automatically resolve conflicts between the modified and live configuration by using values from the modified configuration")
 	o.DeleteFlags.AddFlags(cmd)
+	cmdutil.AddLabelSelectorFlagVar(cmd, &o.Selector)
+	cmd.Flags().BoolVar(&o.PruneOptions.Prune, "prune", false, "Automatically delete resource objects, that do not appear in the configs and are created by either apply or create --save-config. Should be used with either -l or --all.")
+	cmd.Flags().StringArrayVar(&o.PruneOptions.Allowlist, "prune-allowlist", nil, "Overwrite the default allowlist with <group/version/kind> for --prune")
+	cmd.Flags().BoolVar(&o.PruneOptions.All, "all", false, "Select all resources in the namespace of the specified resource types.")
 	// kubectl's own: they read or rewrite only the last-applied annotation.
 	cmd.AddCommand(
 		kapply.NewCmdApplyViewLastApplied(f, streams),
@@ -129,8 +141,8 @@ func NewApplyCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 
 // newDeleteFlags are the deletion flags kubectl's apply takes: --force
 // deletes and re-creates an object the server refuses to patch, the others
-// say how. --wait only matters to pruning, which kube-lite's apply does not
-// do; as kubectl, it is accepted and does nothing else.
+// say how (also for --prune's deletions). --wait is taken as kubectl 1.36
+// takes it: accepted and read by nothing.
 func newDeleteFlags() *kdelete.DeleteFlags {
 	cascade, gracePeriod, force, timeout, wait := "background", -1, false, time.Duration(0), false
 	return &kdelete.DeleteFlags{CascadingStrategy: &cascade, GracePeriod: &gracePeriod, Force: &force, Timeout: &timeout, Wait: &wait}
@@ -215,6 +227,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 		Schema(validator).
 		NamespaceParam(ns).DefaultNamespace().
 		FilenameParam(enforce, &o.Filenames).
+		LabelSelectorParam(o.Selector).
 		ContinueOnError().
 		Flatten().
 		Do()
@@ -238,8 +251,15 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	// there are several; otherwise each gets its "created" line.
 	whole := o.PrintFlags.OutputFormat != nil && *o.PrintFlags.OutputFormat != "" && *o.PrintFlags.OutputFormat != "name"
 	var done []*resource.Info
+	v := visited{namespaces: sets.New[string](), uids: sets.New[types.UID]()}
+	if enforce {
+		v.namespaces.Insert(ns)
+	}
 	for _, info := range infos {
 		var op string
+		if info.Namespaced() {
+			v.namespaces.Insert(info.Namespace)
+		}
 		if apply {
 			op, err = o.applyOne(ctx, info)
 		} else {
@@ -259,6 +279,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 			}
 			errs = append(errs, cmdutil.AddSourceToErr(verb, info.Source, err))
 			continue
+		}
+		if a, err := meta.Accessor(info.Object); err == nil {
+			v.uids.Insert(a.GetUID())
 		}
 		if whole && apply {
 			done = append(done, info)
@@ -283,7 +306,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 			return err
 		}
 	}
-	return utilerrors.NewAggregate(errs)
+	if len(errs) > 0 || !apply || !o.PruneOptions.Prune {
+		// As kubectl, nothing is pruned after a failed apply.
+		return utilerrors.NewAggregate(errs)
+	}
+	return o.prune(ctx, f, v)
 }
 
 // printer prints an object as -o asks, or its line for operation op

@@ -472,3 +472,36 @@ func TestApplyForceAndOverwrite(t *testing.T) {
 		t.Fatalf("--overwrite=false, nothing changed: %s", r)
 	}
 }
+
+// apply --prune -l deletes, as kubectl, the objects apply made that match
+// the selector and are no longer in the files; objects made otherwise are
+// kept, and --prune without -l or --all is refused.
+func TestApplyPrune(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, labels: {app: pr}}\n"
+	both := writeFile(t, dir, "both.yaml", fmt.Sprintf(cm, "pa")+"---\n"+fmt.Sprintf(cm, "pb"))
+	one := writeFile(t, dir, "one.yaml", fmt.Sprintf(cm, "pa"))
+	mustSucceed(t, "apply", "-n", ns, "-f", both)
+	createConfigMap(t, ns, "other", map[string]string{"app": "pr"})
+
+	if r := kubectl(t, "apply", "-n", ns, "-f", one, "--prune"); r.code != 1 || !strings.HasPrefix(r.err, "error: all resources selected for prune without explicitly passing --all.") {
+		t.Fatalf("--prune alone: %s", r)
+	}
+	if r := kubectl(t, "apply", "-n", ns, "-f", one, "--prune", "-l", "app=pr", "--prune-allowlist=v1/ConfigMap"); r.code != 1 || r.err != "error: invalid GroupVersionKind format: v1/ConfigMap, please follow <group/version/kind>\n" {
+		t.Fatalf("a bad allowlist: %s", r)
+	}
+	args := []string{"apply", "-n", ns, "-f", one, "--prune", "-l", "app=pr", "--prune-allowlist=core/v1/ConfigMap"}
+	if r := mustSucceed(t, append(args, "--dry-run=client")...); r.out != "configmap/pa unchanged (dry run)\nconfigmap/pb pruned (dry run)\n" {
+		t.Fatalf("--prune --dry-run=client: %s", r)
+	}
+	if r := mustSucceed(t, args...); r.out != "configmap/pa unchanged\nconfigmap/pb pruned\n" {
+		t.Fatalf("--prune: %s", r)
+	}
+	for name, want := range map[string]bool{"pa": true, "pb": false, "other": true} {
+		_, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if want && err != nil || !want && !apierrors.IsNotFound(err) {
+			t.Errorf("after --prune, configmap %s: %v", name, err)
+		}
+	}
+}
