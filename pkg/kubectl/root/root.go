@@ -23,6 +23,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/kubectl/config"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/delete"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/describe"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/drain"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/get"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/logs"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/rollout"
@@ -71,6 +72,9 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		scale.NewCmd(f, streams),
 		rollout.NewCmd(f, streams),
 		wait.NewCmd(f, streams),
+		drain.NewCordonCmd(f, streams),
+		drain.NewUncordonCmd(f, streams),
+		drain.NewDrainCmd(f, streams),
 		apiresources.NewCmd(f, streams),
 		version.NewCmd(f, streams),
 		auth.NewCmd(f, streams),
