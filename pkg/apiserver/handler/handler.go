@@ -164,10 +164,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The answer's form is settled before anything is written: a create
 	// refused afterwards for its Accept header would still have happened.
 	if sub != "log" {
-		if _, err := negotiate(r); err != nil {
+		mc, err := negotiate(r)
+		if err != nil {
 			writeError(w, r, err)
 			return
 		}
+		info.Media = mc
 	}
 	if info.WatchPath && (sub != "" || r.Method != http.MethodGet) {
 		// Upstream's deprecated watch routes serve only GET, and no

@@ -89,6 +89,17 @@ func negotiate(r *http.Request) (mediaChoice, error) {
 		"only the following media types are accepted: "+strings.Join(objectTypes, ", "))
 }
 
+// negotiated is the form ServeHTTP negotiated for the request, or, for a
+// request served without it, the one negotiate picks.
+func negotiated(r *http.Request) (mediaChoice, error) {
+	if info, ok := request.InfoFrom(r.Context()); ok {
+		if mc, ok := info.Media.(mediaChoice); ok {
+			return mc, nil
+		}
+	}
+	return negotiate(r)
+}
+
 // metaVersion reports whether meta.k8s.io serves Tables and partial
 // metadata in version v (empty: the current one).
 func metaVersion(v string) bool { return v == "" || v == "v1" || v == "v1beta1" }

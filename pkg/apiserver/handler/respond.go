@@ -12,7 +12,7 @@ import (
 
 // respond writes obj (an object or a list of st's kind) in the negotiated form.
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, st *Store, code int, obj runtime.Object) {
-	mc, err := negotiate(r)
+	mc, err := negotiated(r)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -130,7 +130,7 @@ func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1
 }
 
 func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *autoscalingv1.Scale) {
-	mc, err := negotiate(r)
+	mc, err := negotiated(r)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -24,7 +24,7 @@ const minWatchTimeout = 30 * time.Minute
 
 // serveWatch streams watch events as newline-delimited JSON WatchEvents.
 func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, key string, recursive bool, p listParams) {
-	mc, err := negotiate(r)
+	mc, err := negotiated(r)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -32,6 +32,10 @@ type Info struct {
 	WatchPath bool
 	// Parts are the path segments after the version, for error messages.
 	Parts []string
+	// Media is the form of the answer, which the REST handler settles from
+	// the Accept header before it runs the request (so that a request it
+	// cannot answer does not happen) and reads again to answer.
+	Media any
 
 	// The response's headers, where warnings go (see Warn).
 	header http.Header

@@ -1,0 +1,42 @@
+package handler
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
+)
+
+// TestAcceptIsNegotiatedOnce: ServeHTTP settles the answer's form before
+// it runs the request, and answering uses that form instead of parsing the
+// Accept header again.
+func TestAcceptIsNegotiatedOnce(t *testing.T) {
+	h := testHandler(&memStore{objs: map[string]*corev1.ConfigMap{}}, nil)
+	if code, st, _ := serve(t, h, http.MethodPost, "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"a"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, st.Message)
+	}
+
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/configmaps/a", nil)
+	r.Header.Set("Accept", "application/yaml")
+	info := request.Parse(r)
+	r = r.WithContext(request.WithInfo(r.Context(), info))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if mc, ok := info.Media.(mediaChoice); !ok || !mc.yaml || w.Header().Get("Content-Type") != "application/yaml" {
+		t.Fatalf("negotiated %#v, answered in %q; want YAML, kept on the request", info.Media, w.Header().Get("Content-Type"))
+	}
+
+	// The answer reads the form kept, not the header.
+	info.Media = mediaChoice{}
+	st, _ := h.Store(corev1.Resource("configmaps"))
+	w = httptest.NewRecorder()
+	h.respond(w, r, st, http.StatusOK, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" || !strings.HasPrefix(w.Body.String(), "{") {
+		t.Errorf("answered in %q: %.40s, want the JSON kept on the request", ct, w.Body.String())
+	}
+}
