@@ -177,6 +177,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 		return
 	}
 	s.Status = o.Status
+	dropTypeDependentFields(s, o)
 	if s.Spec.Type != corev1.ServiceTypeExternalName && o.Spec.Type != corev1.ServiceTypeExternalName {
 		if s.Spec.ClusterIP == "" && len(s.Spec.ClusterIPs) == 0 {
 			s.Spec.ClusterIP = o.Spec.ClusterIP
@@ -209,6 +210,72 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 		}
 	}
 	s.Generation = registry.NextGeneration(o.Generation, !apiequality.Semantic.DeepEqual(s.Spec, o.Spec))
+}
+
+// dropTypeDependentFields clears, on a type change, the fields the new
+// type cannot have that the user left as they were (so were likely filled
+// in for the old type), as upstream: patching a ClusterIP service to
+// ExternalName, or a LoadBalancer to ClusterIP, then just works instead of
+// being refused for the leftover cluster IP, node ports or policies.
+func dropTypeDependentFields(s, o *corev1.Service) {
+	needsClusterIP := func(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
+	needsNodePorts := func(svc *corev1.Service) bool {
+		return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	}
+	needsHealthCheckPort := func(svc *corev1.Service) bool {
+		return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+	}
+	if needsClusterIP(o) && !needsClusterIP(s) {
+		if s.Spec.ClusterIP == o.Spec.ClusterIP && (len(s.Spec.ClusterIPs) == 0 || apiequality.Semantic.DeepEqual(s.Spec.ClusterIPs, o.Spec.ClusterIPs)) {
+			s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
+		}
+		if len(s.Spec.IPFamilies) == 0 || apiequality.Semantic.DeepEqual(s.Spec.IPFamilies, o.Spec.IPFamilies) {
+			s.Spec.IPFamilies = nil
+		}
+		if s.Spec.IPFamilyPolicy == nil || apiequality.Semantic.DeepEqual(s.Spec.IPFamilyPolicy, o.Spec.IPFamilyPolicy) {
+			s.Spec.IPFamilyPolicy = nil
+		}
+	}
+	if needsNodePorts(o) && !needsNodePorts(s) && sameNodePorts(s, o) {
+		for i := range s.Spec.Ports {
+			s.Spec.Ports[i].NodePort = 0
+		}
+	}
+	if needsHealthCheckPort(o) && !needsHealthCheckPort(s) && (s.Spec.HealthCheckNodePort == 0 || s.Spec.HealthCheckNodePort == o.Spec.HealthCheckNodePort) {
+		s.Spec.HealthCheckNodePort = 0
+	}
+	if o.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		if a, b := s.Spec.AllocateLoadBalancerNodePorts, o.Spec.AllocateLoadBalancerNodePorts; a != nil && b != nil && *a == *b {
+			s.Spec.AllocateLoadBalancerNodePorts = nil
+		}
+		if apiequality.Semantic.DeepEqual(s.Spec.LoadBalancerClass, o.Spec.LoadBalancerClass) {
+			s.Spec.LoadBalancerClass = nil
+		}
+	}
+	if externallyAccessible(o) && !externallyAccessible(s) && s.Spec.ExternalTrafficPolicy == o.Spec.ExternalTrafficPolicy {
+		s.Spec.ExternalTrafficPolicy = ""
+	}
+}
+
+// sameNodePorts reports whether every port's node port is as it was (or
+// left out, to be carried over).
+func sameNodePorts(s, o *corev1.Service) bool {
+	for _, p := range s.Spec.Ports {
+		if p.NodePort == 0 {
+			continue
+		}
+		found := false
+		for _, op := range o.Spec.Ports {
+			if op.Port == p.Port && op.Protocol == p.Protocol && op.NodePort == p.NodePort {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -237,3 +237,70 @@ func TestStatusSubresource(t *testing.T) {
 		t.Errorf("bad ingress IP: %v", errs)
 	}
 }
+
+// The errors are upstream 1.36's for the same updates; kube-lite stored
+// these fields unchecked.
+func TestValidateFamiliesPoliciesClass(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	s := create(t, newService())
+	bogus := corev1.IPFamilyPolicy("Bogus")
+	s.Spec.IPFamilyPolicy = &bogus
+	s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
+	weird := corev1.ServiceInternalTrafficPolicy("Weird")
+	s.Spec.InternalTrafficPolicy = &weird
+	dist := "Bogus"
+	s.Spec.TrafficDistribution = &dist
+	class := "a.b/c"
+	s.Spec.LoadBalancerClass = &class
+	var got []string
+	for _, e := range r.Strategy.Validate(context.Background(), s) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`spec.ipFamilyPolicy: Unsupported value: "Bogus": supported values: "PreferDualStack", "RequireDualStack", "SingleStack"`,
+		"spec.clusterIPs[0]: Invalid value: \"10.96.0.10\": expected an IPv6 value as indicated by `ipFamilies[0]`",
+		"spec.loadBalancerClass: Forbidden: may only be used when `type` is 'LoadBalancer'",
+		`spec.internalTrafficPolicy: Unsupported value: "Weird": supported values: "Cluster", "Local"`,
+		`spec.trafficDistribution: Unsupported value: "Bogus": supported values: "PreferClose", "PreferSameZone", "PreferSameNode"`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// Changing the type drops what the old type filled in and the user left
+// alone, as upstream: a NodePort service patched to ExternalName, or a
+// LoadBalancer patched to ClusterIP, is accepted.
+func TestTypeChangeDropsTypeDependentFields(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	old := newService()
+	old.Spec.Type = corev1.ServiceTypeNodePort
+	old.Spec.Ports[0].NodePort = 30080
+	old = create(t, old)
+
+	ext := old.DeepCopy()
+	ext.Spec.Type, ext.Spec.ExternalName = corev1.ServiceTypeExternalName, "foo.example.com"
+	r.Strategy.Default(ext)
+	r.Strategy.PrepareForUpdate(context.Background(), ext, old)
+	if errs := r.Strategy.ValidateUpdate(context.Background(), ext, old); len(errs) > 0 {
+		t.Fatalf("to ExternalName: %v", errs)
+	}
+	if ext.Spec.ClusterIP != "" || ext.Spec.ClusterIPs != nil || ext.Spec.IPFamilies != nil || ext.Spec.Ports[0].NodePort != 0 || ext.Spec.ExternalTrafficPolicy != "" {
+		t.Errorf("leftovers: %+v", ext.Spec)
+	}
+
+	lb := newService()
+	lb.Spec.Type = corev1.ServiceTypeLoadBalancer
+	lb.Spec.Ports[0].NodePort = 30081
+	lb = create(t, lb)
+	ci := lb.DeepCopy()
+	ci.Spec.Type = corev1.ServiceTypeClusterIP
+	r.Strategy.Default(ci)
+	r.Strategy.PrepareForUpdate(context.Background(), ci, lb)
+	if errs := r.Strategy.ValidateUpdate(context.Background(), ci, lb); len(errs) > 0 {
+		t.Fatalf("to ClusterIP: %v", errs)
+	}
+	if ci.Spec.ClusterIP != "10.96.0.10" || ci.Spec.AllocateLoadBalancerNodePorts != nil || ci.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("ClusterIP service: %+v", ci.Spec)
+	}
+}

@@ -87,6 +87,28 @@ func Validate(s *corev1.Service, oldSourceRanges []string) field.ErrorList {
 	if spec.Type != corev1.ServiceTypeExternalName {
 		errs = append(errs, metav1validation.ValidateLabels(spec.Selector, specPath.Child("selector"))...)
 	}
+	errs = append(errs, ipFamilies(spec, specPath)...)
+	if c := spec.LoadBalancerClass; c != nil {
+		if spec.Type == corev1.ServiceTypeLoadBalancer {
+			for _, msg := range utilvalidation.IsQualifiedName(*c) {
+				errs = append(errs, field.Invalid(specPath.Child("loadBalancerClass"), *c, msg))
+			}
+		} else {
+			errs = append(errs, field.Forbidden(specPath.Child("loadBalancerClass"), "may only be used when `type` is 'LoadBalancer'"))
+		}
+	}
+	if p := spec.InternalTrafficPolicy; p != nil && *p != corev1.ServiceInternalTrafficPolicyCluster && *p != corev1.ServiceInternalTrafficPolicyLocal {
+		errs = append(errs, field.NotSupported(specPath.Child("internalTrafficPolicy"), *p,
+			[]string{string(corev1.ServiceInternalTrafficPolicyCluster), string(corev1.ServiceInternalTrafficPolicyLocal)}))
+	}
+	if d := spec.TrafficDistribution; d != nil {
+		switch *d {
+		case corev1.ServiceTrafficDistributionPreferClose, corev1.ServiceTrafficDistributionPreferSameZone, corev1.ServiceTrafficDistributionPreferSameNode:
+		default:
+			errs = append(errs, field.NotSupported(specPath.Child("trafficDistribution"), *d, []string{
+				corev1.ServiceTrafficDistributionPreferClose, corev1.ServiceTrafficDistributionPreferSameZone, corev1.ServiceTrafficDistributionPreferSameNode}))
+		}
+	}
 	if len(spec.LoadBalancerSourceRanges) > 0 {
 		// Upstream spells the field with a capital L in these errors.
 		p := specPath.Child("LoadBalancerSourceRanges")
@@ -156,6 +178,33 @@ func ports(s *corev1.Service, fldPath *field.Path) field.ErrorList {
 			errs = append(errs, field.Duplicate(pp, key))
 		}
 		seen[key] = true
+	}
+	return errs
+}
+
+// ipFamilies checks the family policy and that each cluster IP is of the
+// family listed at its index, as upstream.
+func ipFamilies(spec *corev1.ServiceSpec, specPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if p := spec.IPFamilyPolicy; p != nil {
+		switch {
+		case spec.Type == corev1.ServiceTypeExternalName:
+			errs = append(errs, field.Forbidden(specPath.Child("ipFamilyPolicy"), "may not be set for ExternalName services"))
+		case *p != corev1.IPFamilyPolicySingleStack && *p != corev1.IPFamilyPolicyPreferDualStack && *p != corev1.IPFamilyPolicyRequireDualStack:
+			errs = append(errs, field.NotSupported(specPath.Child("ipFamilyPolicy"), *p, []string{
+				string(corev1.IPFamilyPolicyPreferDualStack), string(corev1.IPFamilyPolicyRequireDualStack), string(corev1.IPFamilyPolicySingleStack)}))
+		}
+	}
+	for i, ip := range spec.ClusterIPs {
+		parsed := net.ParseIP(ip)
+		if i >= len(spec.IPFamilies) || parsed == nil {
+			continue
+		}
+		want := spec.IPFamilies[i]
+		if is4 := parsed.To4() != nil; (want == corev1.IPv4Protocol) != is4 && (want == corev1.IPv4Protocol || want == corev1.IPv6Protocol) {
+			errs = append(errs, field.Invalid(specPath.Child("clusterIPs").Index(i), ip,
+				fmt.Sprintf("expected an %s value as indicated by `ipFamilies[%v]`", want, i)))
+		}
 	}
 	return errs
 }
