@@ -40,3 +40,19 @@ func TestAcceptIsNegotiatedOnce(t *testing.T) {
 		t.Errorf("answered in %q: %.40s, want the JSON kept on the request", ct, w.Body.String())
 	}
 }
+
+// TestWatchRefusesYAML: YAML has no stream form, and upstream answers a
+// watch asking only for it 406 rather than streaming JSON.
+func TestWatchRefusesYAML(t *testing.T) {
+	h := testHandler(&memStore{objs: map[string]*corev1.ConfigMap{}}, nil)
+	for _, accept := range []string{"application/yaml", "application/yaml, application/json"} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/configmaps?watch=1", nil)
+		r.Header.Set("Accept", accept)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		want := "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+		if w.Code != http.StatusNotAcceptable || !strings.Contains(w.Body.String(), want) {
+			t.Errorf("watch with Accept %q: %d %s, want upstream's 406", accept, w.Code, w.Body.String())
+		}
+	}
+}

@@ -29,7 +29,12 @@ func (h *Handler) serveWatch(w http.ResponseWriter, r *http.Request, st *Store, 
 		writeError(w, r, err)
 		return
 	}
-	mc.yaml = false
+	if mc.yaml {
+		// YAML has no stream form: upstream refuses it for a watch.
+		writeError(w, r, failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			"only the following media types are accepted: application/json;stream=watch, "+protobufType+";stream=watch"))
+		return
+	}
 	timeout := time.Duration(p.timeoutSeconds) * time.Second
 	if timeout == 0 {
 		timeout = minWatchTimeout + rand.N(minWatchTimeout)
