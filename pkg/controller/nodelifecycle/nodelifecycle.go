@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -164,7 +165,17 @@ var (
 	notReadyNoExecute     = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute}
 	unreachableNoSchedule = corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}
 	notReadyNoSchedule    = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
-	ourTaints             = []corev1.Taint{unreachableNoExecute, notReadyNoExecute, unreachableNoSchedule, notReadyNoSchedule}
+	unschedulable         = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
+	// conditionTaints are upstream's TaintNodesByCondition: a NoSchedule
+	// taint for each of these conditions while it is True.
+	conditionTaints = map[corev1.NodeConditionType]corev1.Taint{
+		corev1.NodeMemoryPressure:     {Key: corev1.TaintNodeMemoryPressure, Effect: corev1.TaintEffectNoSchedule},
+		corev1.NodeDiskPressure:       {Key: corev1.TaintNodeDiskPressure, Effect: corev1.TaintEffectNoSchedule},
+		corev1.NodePIDPressure:        {Key: corev1.TaintNodePIDPressure, Effect: corev1.TaintEffectNoSchedule},
+		corev1.NodeNetworkUnavailable: {Key: corev1.TaintNodeNetworkUnavailable, Effect: corev1.TaintEffectNoSchedule},
+	}
+	ourTaints = append([]corev1.Taint{unreachableNoExecute, notReadyNoExecute, unreachableNoSchedule, notReadyNoSchedule, unschedulable},
+		slices.Collect(maps.Values(conditionTaints))...)
 )
 
 func (c *Controller) monitor(ctx context.Context) error {
@@ -344,6 +355,15 @@ func (c *Controller) reconcileTaints(ctx context.Context, n *corev1.Node, now me
 		case corev1.ConditionFalse:
 			want = []corev1.Taint{notReadyNoExecute, notReadyNoSchedule}
 		}
+	}
+	for _, cond := range n.Status.Conditions {
+		if t, ok := conditionTaints[cond.Type]; ok && cond.Status == corev1.ConditionTrue {
+			want = append(want, t)
+		}
+	}
+	// As upstream, a cordoned Node carries the unschedulable taint.
+	if n.Spec.Unschedulable {
+		want = append(want, unschedulable)
 	}
 	var taints []corev1.Taint
 	changed := false

@@ -153,6 +153,41 @@ func TestNotReadyTaintFollowsKubeletReport(t *testing.T) {
 	}
 }
 
+// As upstream (TaintNodesByCondition), a cordoned Node and a Node under
+// memory, disk or PID pressure or without network carry the matching
+// NoSchedule taint while it lasts.
+func TestConditionAndCordonTaints(t *testing.T) {
+	f := newFixture(t)
+	f.node("a", corev1.ConditionTrue)
+	f.renew("a", "1")
+	n, _ := f.client.CoreV1().Nodes().Get(context.Background(), "a", metav1.GetOptions{})
+	n.Spec.Unschedulable = true
+	n.Status.Conditions = append(n.Status.Conditions,
+		corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue},
+		corev1.NodeCondition{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse},
+		corev1.NodeCondition{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionTrue})
+	f.put(n)
+	f.monitor()
+	want := []string{"node.kubernetes.io/memory-pressure:NoSchedule", "node.kubernetes.io/network-unavailable:NoSchedule", "node.kubernetes.io/unschedulable:NoSchedule"}
+	if _, taints := f.state("a"); !slices.Equal(taints, want) {
+		t.Fatalf("taints %v, want %v", taints, want)
+	}
+	// Uncordoned, the pressure gone: the taints go, a user's stays.
+	n, _ = f.client.CoreV1().Nodes().Get(context.Background(), "a", metav1.GetOptions{})
+	n.Spec.Unschedulable = false
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "example.com/gpu", Effect: corev1.TaintEffectNoSchedule})
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type != corev1.NodeReady {
+			n.Status.Conditions[i].Status = corev1.ConditionFalse
+		}
+	}
+	f.put(n)
+	f.monitor()
+	if _, taints := f.state("a"); !slices.Equal(taints, []string{"example.com/gpu:NoSchedule"}) {
+		t.Fatalf("taints %v, want only the user's", taints)
+	}
+}
+
 func TestEviction(t *testing.T) {
 	added := metav1.NewTime(start)
 	tainted := []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added}}
