@@ -297,7 +297,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 			return err
 		}
 	}
-	if whole && apply && len(done) > 0 {
+	// As kubectl, apply prints the objects with -o only after a clean
+	// apply: a failure prints none of those it did apply.
+	if whole && apply && len(done) > 0 && len(errs) == 0 {
 		obj, err := asList(done)
 		if err != nil {
 			return err

@@ -326,6 +326,16 @@ func TestApplyAndCreatePrintObjects(t *testing.T) {
 	if r.code != 1 || !strings.HasPrefix(r.err, `error: unable to match a printer suitable for the output format "bogus"`) {
 		t.Fatalf("%s", r)
 	}
+	// As kubectl, a failed apply prints none of the objects -o asked for,
+	// not even the one it applied before the bad document.
+	bad := writeFile(t, dir, "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n---\nkind: [\n")
+	r = kubectl(t, "apply", "-n", ns, "-f", bad, "-o", "yaml")
+	if r.code != 1 || r.out != "" || !strings.Contains(r.err, "error parsing") {
+		t.Fatalf("apply -o yaml with a bad document: %s", r)
+	}
+	if _, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "three", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the document before the bad one: %v", err)
+	}
 }
 
 // One object the server refuses does not stop the others, and every
