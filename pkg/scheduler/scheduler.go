@@ -337,6 +337,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		for i := range statuses {
 			statuses[i] = st
 		}
+		s.nominated = s.nominator.forPod(pi.Pod)
 		msg := fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), st.Message())
 		return "", st, s.postFilter(ctx, state, pi, nodes, statuses, msg)
 	}
