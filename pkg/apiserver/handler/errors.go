@@ -105,7 +105,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(&st)
+	enc := json.NewEncoder(w)
+	if prettyPrint(r) {
+		enc.SetIndent("", "  ")
+	}
+	_ = enc.Encode(&st)
 }
 
 // WriteError is writeError for other packages of the server (authn, authz, router).

@@ -87,6 +87,7 @@ type Handler struct {
 	strict *json.Serializer
 	// json decodes without rejecting unknown fields and encodes responses.
 	json    *json.Serializer
+	pretty  *json.Serializer // indented JSON
 	yamlEnc *json.Serializer
 	proto   *protobuf.Serializer
 	// frames lets watches that send the same shared object encode it once.
@@ -108,6 +109,7 @@ func New(cfg Config) *Handler {
 		byGR:      make(map[schema.GroupResource]*Store, len(cfg.Stores)),
 		strict:    json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Strict: true}),
 		json:      json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{}),
+		pretty:    json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Pretty: true}),
 		yamlEnc:   json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Yaml: true}),
 		proto:     protobuf.NewSerializer(s, s),
 		frames:    newWatchFrames(),

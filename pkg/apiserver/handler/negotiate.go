@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,12 +35,31 @@ type mediaChoice struct {
 	// partialAs is the kind asked for with outputPartialMetadata:
 	// PartialObjectMetadata or PartialObjectMetadataList.
 	partialAs string
+	// pretty indents JSON (see prettyPrint).
+	pretty bool
 }
 
 // negotiate picks the first Accept entry we can serve. Protobuf is served
 // for objects (client-go's default for built-in types); Tables and
 // PartialObjectMetadata are served as JSON, which such clients list next.
 func negotiate(r *http.Request) (mediaChoice, error) {
+	mc, err := negotiateAccept(r)
+	mc.pretty = !mc.proto && !mc.yaml && prettyPrint(r)
+	return mc, err
+}
+
+// prettyPrint reports whether JSON answers are indented: when ?pretty= says
+// so, as upstream's. Upstream also indents by default for curl, wget and
+// browsers; kube-lite's scripts (hack/up.sh) grep compact JSON from curl.
+func prettyPrint(r *http.Request) bool {
+	if !strings.Contains(r.URL.RawQuery, "pretty") {
+		return false
+	}
+	pretty, _ := strconv.ParseBool(r.URL.Query().Get("pretty"))
+	return pretty
+}
+
+func negotiateAccept(r *http.Request) (mediaChoice, error) {
 	accept := r.Header.Get("Accept")
 	if accept == "" {
 		return mediaChoice{}, nil

@@ -56,3 +56,29 @@ func TestWatchRefusesYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestPrettyJSON: as upstream's, JSON answers (objects and errors) are
+// indented with ?pretty=true (or 1); otherwise they are compact.
+func TestPrettyJSON(t *testing.T) {
+	h := testHandler(&memStore{objs: map[string]*corev1.ConfigMap{}}, nil)
+	if code, st, _ := serve(t, h, http.MethodPost, "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"a"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, st.Message)
+	}
+	for _, tc := range []struct {
+		path, agent string
+		pretty      bool
+	}{
+		{"/api/v1/namespaces/default/configmaps/a?pretty=true", "kubectl/v1.36.3", true},
+		{"/api/v1/namespaces/default/configmaps/missing?pretty=1", "curl/8.5.0", true},
+		{"/api/v1/namespaces/default/configmaps/a?pretty=false", "curl/8.5.0", false},
+		{"/api/v1/namespaces/default/configmaps/a", "curl/8.5.0", false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		r.Header.Set("User-Agent", tc.agent)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := strings.HasPrefix(w.Body.String(), "{\n  \"kind\": "); got != tc.pretty {
+			t.Errorf("%s by %s: %.30q, want indented %v", tc.path, tc.agent, w.Body.String(), tc.pretty)
+		}
+	}
+}

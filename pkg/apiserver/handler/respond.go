@@ -72,6 +72,9 @@ func (h *Handler) encode(buf *bytes.Buffer, mc mediaChoice, obj runtime.Object) 
 	if mc.yaml {
 		return h.yamlEnc.Encode(obj, buf)
 	}
+	if mc.pretty {
+		return h.pretty.Encode(obj, buf)
+	}
 	return h.json.Encode(obj, buf)
 }
 

@@ -149,5 +149,9 @@ func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *auto
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+	if mc.pretty {
+		_ = h.pretty.Encode(scale, w)
+		return
+	}
 	_ = h.json.Encode(scale, w)
 }
