@@ -199,6 +199,31 @@ func TestEnvConfigMapSecretAndEmptyDirAreVisible(t *testing.T) {
 	}
 }
 
+// TestHostsFileAndHostnameAreThePods: the container's /etc/hosts is the
+// kubelet-managed one (the pod's FQDN at its IP, then its hostAliases) and
+// setHostnameAsFQDN makes the FQDN its hostname; it was the node's hosts
+// file and the short name.
+func TestHostsFileAndHostnameAreThePods(t *testing.T) {
+	requireCluster(t)
+	ns := namespace(t)
+	pod := simplePod("hosts", busybox, "sh", "-c", "cat /etc/hosts; echo hostname=$(hostname)")
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	fqdn := true
+	// Short names: the FQDN must fit the kernel's 64 characters.
+	pod.Spec.Hostname, pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN = "w", "s", &fqdn
+	pod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}}}
+	createPod(t, ns, pod)
+	p := waitPod(t, ns, "hosts", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	name := "w.s." + ns + ".svc.cluster.local"
+	out := logs(t, ns, "hosts", "main")
+	for _, want := range []string{"# Kubernetes-managed hosts file.\n", p.Status.PodIP + "\t" + name + "\tw\n",
+		"# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local\n", "hostname=" + name + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("container output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestArgsAloneAreTheCommand: the busybox image, like Docker Hub's, has no
 // entrypoint, so args without a command run as the whole command line
 // (what `kubectl run NAME --image=busybox -- sh -c '...'` creates).
