@@ -83,6 +83,7 @@ type Options struct {
 func addCommonFlags(cmd *cobra.Command, o *Options, verb string) {
 	cmd.Flags().StringSliceVarP(&o.Filenames.Filenames, "filename", "f", nil, "Files, directories or - (stdin) to "+verb)
 	cmd.Flags().BoolVarP(&o.Filenames.Recursive, "recursive", "R", false, "Process the directory used in -f recursively")
+	cmdutil.AddKustomizeFlag(cmd.Flags(), &o.Filenames.Kustomize)
 	cmd.Flags().StringVar(&o.Validate, "validate", "strict", "Client-side validation against the server's schema: strict, warn or ignore")
 	cmdutil.AddDryRunFlag(cmd)
 	o.PrintFlags = genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
@@ -205,7 +206,7 @@ func NewValidator(f cmdutil.Factory, directive string) (resource.ContentValidato
 // file there: the objects read before it are still sent, and its error is
 // reported first among the others, after them.
 func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error {
-	if len(o.Filenames.Filenames) == 0 {
+	if cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
 		return fmt.Errorf("must specify one of -f and -k")
 	}
 	// A bad -o fails before anything is sent. With -o yaml|json this is

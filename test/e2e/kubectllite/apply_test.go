@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -513,5 +514,22 @@ func TestApplyPrune(t *testing.T) {
 		if want && err != nil || !want && !apierrors.IsNotFound(err) {
 			t.Errorf("after --prune, configmap %s: %v", name, err)
 		}
+	}
+}
+
+// apply and create take kubectl's -k: the objects a kustomization builds.
+func TestApplyAndCreateKustomize(t *testing.T) {
+	ns := namespace(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "kustomization.yaml", "namespace: "+ns+"\nresources:\n- cm.yaml\n")
+	writeFile(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kz}\n")
+	if r := mustSucceed(t, "create", "-k", dir); r.out != "configmap/kz created\n" {
+		t.Fatalf("create -k: %s", r)
+	}
+	if r := mustSucceed(t, "apply", "-k", dir); r.out != "configmap/kz configured\n" {
+		t.Fatalf("apply -k: %s", r)
+	}
+	if r := kubectl(t, "apply", "-k", dir, "-f", filepath.Join(dir, "cm.yaml")); r.code != 1 || r.err != "error: only one of -f or -k can be specified\n" {
+		t.Fatalf("-k with -f: %s", r)
 	}
 }
