@@ -68,6 +68,24 @@ func TestEnvAndResourcesAsUpstream(t *testing.T) {
 			`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: "cm": referenced volume must be of type emptyDir`,
 			`spec.containers[0].env[3].valueFrom.fileKeyRef.volumeName: Not found: ""`,
 		}},
+		{"downward API volume", func(s *corev1.PodSpec) {
+			file := func(p string, f *corev1.ObjectFieldSelector, r *corev1.ResourceFieldSelector) corev1.DownwardAPIVolumeFile {
+				return corev1.DownwardAPIVolumeFile{Path: p, FieldRef: f, ResourceFieldRef: r}
+			}
+			s.Volumes = append(s.Volumes, corev1.Volume{Name: "d", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				file("a", &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "spec.nodeName"}, nil),
+				file("b", &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.bogus"}, nil),
+				file("c", &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels['x']"}, nil),
+				file("e", &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels"}, nil),
+				file("f", nil, &corev1.ResourceFieldSelector{Resource: "limits.cpu"}),
+				file("g", nil, &corev1.ResourceFieldSelector{Resource: "limits.bogus", ContainerName: "web"}),
+			}}}})
+		}, []string{
+			`spec.volumes[1].downwardAPI.fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"`,
+			`spec.volumes[1].downwardAPI.fieldRef.fieldPath: Invalid value: "metadata.bogus": error converting fieldPath: field label not supported: metadata.bogus`,
+			`spec.volumes[1].downwardAPI.resourceFieldRef.containerName: Required value`,
+			`spec.volumes[1].downwardAPI.resourceFieldRef.resource: Unsupported value: "limits.bogus": supported values: "limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory"`,
+		}},
 		{"extended resource without limit", func(s *corev1.PodSpec) {
 			s.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{"example.com/gpu": resource.MustParse("1")}}
 		}, []string{`spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources`}},

@@ -358,13 +358,25 @@ func volumeSource(src *corev1.VolumeSource, fldPath *field.Path) field.ErrorList
 	case "downwardAPI":
 		p := fldPath.Child("downwardAPI")
 		errs = append(errs, fileMode(src.DownwardAPI.DefaultMode, p.Child("defaultMode"))...)
-		for i, item := range src.DownwardAPI.Items {
-			ip := p.Child("items").Index(i)
-			errs = append(errs, relativePath(item.Path, ip.Child("path"))...)
-			errs = append(errs, fileMode(item.Mode, ip.Child("mode"))...)
-			if (item.FieldRef == nil) == (item.ResourceFieldRef == nil) {
-				errs = append(errs, field.Invalid(ip, "", "fieldRef and resourceFieldRef can not be specified simultaneously"))
+		// Upstream reports items' errors without their index.
+		for _, item := range src.DownwardAPI.Items {
+			errs = append(errs, relativePath(item.Path, p.Child("path"))...)
+			switch {
+			case item.FieldRef != nil:
+				errs = append(errs, fieldRefPath(item.FieldRef.FieldPath, volumeFieldRefPaths, p.Child("fieldRef"))...)
+				if item.ResourceFieldRef != nil {
+					errs = append(errs, field.Invalid(p, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"))
+				}
+			case item.ResourceFieldRef != nil:
+				rp := p.Child("resourceFieldRef")
+				if item.ResourceFieldRef.ContainerName == "" {
+					errs = append(errs, field.Required(rp.Child("containerName"), ""))
+				}
+				errs = append(errs, resourceFieldRef(item.ResourceFieldRef, rp)...)
+			default:
+				errs = append(errs, field.Required(p, "one of fieldRef and resourceFieldRef is required"))
 			}
+			errs = append(errs, fileMode(item.Mode, p.Child("mode"))...)
 		}
 	}
 	return errs
@@ -544,6 +556,10 @@ var envFieldRefPaths = []string{
 	"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
 	"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
 }
+
+// volumeFieldRefPaths lists, sorted as upstream prints them, the pod
+// fields a downward API volume file may hold.
+var volumeFieldRefPaths = []string{"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"}
 
 // downwardAPIFieldLabels are the pod field paths upstream's v1 conversion
 // knows; others fail to convert before the per-use list is consulted.
