@@ -3,12 +3,16 @@ package handler
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -100,6 +104,10 @@ func writeStatus(w http.ResponseWriter, code int) {
 
 // podLog serves GET pods/{name}/log by streaming from the pod's kubelet.
 func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	if err := checkLogOptions(r.URL.Query(), name); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	pod := &corev1.Pod{}
 	if err := st.Storage.Get(r.Context(), st.Key(ns, name), pod); err != nil {
 		writeError(w, r, storageError(err, st.groupResource(), name))
@@ -147,4 +155,49 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkLogOptions refuses log options as upstream does before it looks the
+// pod up: a value of the wrong type is a 400 in the parser's words, a value
+// out of range a 422 on PodLogOptions.
+func checkLogOptions(q url.Values, name string) error {
+	ints := map[string]int64{}
+	for _, p := range []string{"sinceSeconds", "sinceTime", "tailLines", "limitBytes"} {
+		v, ok := q[p]
+		if !ok || len(v) == 0 || v[0] == "" {
+			continue
+		}
+		if p == "sinceTime" {
+			if _, err := time.Parse(time.RFC3339, v[0]); err != nil {
+				return apierrors.NewBadRequest(err.Error())
+			}
+			continue
+		}
+		n, err := strconv.ParseInt(v[0], 10, 64)
+		if err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		ints[p] = n
+	}
+	var errs field.ErrorList
+	if n, ok := ints["tailLines"]; ok && n < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("tailLines"), n, "must be greater than or equal to 0"))
+	}
+	if n, ok := ints["limitBytes"]; ok && n < 1 {
+		errs = append(errs, field.Invalid(field.NewPath("limitBytes"), n, "must be greater than 0"))
+	}
+	_, since := ints["sinceSeconds"]
+	if since && q.Get("sinceTime") != "" {
+		errs = append(errs, field.Forbidden(field.NewPath(""), "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+	}
+	if n := ints["sinceSeconds"]; since && n < 1 {
+		errs = append(errs, field.Invalid(field.NewPath("sinceSeconds"), n, "must be greater than 0"))
+	}
+	if q.Has("stream") {
+		errs = append(errs, field.Forbidden(field.NewPath("stream"), "may not be specified"))
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "PodLogOptions"}, name, errs)
+	}
+	return nil
 }

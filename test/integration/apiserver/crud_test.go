@@ -133,3 +133,30 @@ func (w *warnings) HandleWarningHeader(code int, agent, text string) {
 	defer w.mu.Unlock()
 	w.got = append(w.got, text)
 }
+
+// Pod log options are checked as upstream's, before the pod is looked up:
+// a value that is not a number is a 400 in the parser's words, one out of
+// range a 422 on PodLogOptions.
+func TestPodLogOptionsAsUpstream(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	if _, err := s.Client.CoreV1().Pods("default").Create(ctx, testPod("web"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pod, param, value string
+		code              int32
+		want              string
+	}{
+		{"missing", "tailLines", "x", http.StatusBadRequest, `strconv.ParseInt: parsing "x": invalid syntax`},
+		{"web", "sinceTime", "yesterday", http.StatusBadRequest, `parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`},
+		{"web", "tailLines", "-1", http.StatusUnprocessableEntity, `PodLogOptions "web" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0`},
+		{"web", "limitBytes", "0", http.StatusUnprocessableEntity, `PodLogOptions "web" is invalid: limitBytes: Invalid value: 0: must be greater than 0`},
+	} {
+		err := s.Client.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces/default/pods", tc.pod, "log").Param(tc.param, tc.value).Do(ctx).Error()
+		var se *apierrors.StatusError
+		if !errors.As(err, &se) || se.ErrStatus.Code != tc.code || se.ErrStatus.Message != tc.want {
+			t.Errorf("log of %s with %s=%s: %v, want %d %s", tc.pod, tc.param, tc.value, err, tc.code, tc.want)
+		}
+	}
+}
