@@ -45,8 +45,13 @@ type Options struct {
 	WatchOnly     bool
 	// WatchEvents prints each change as its event: an EVENT column, or
 	// the object wrapped in {type, object}.
-	WatchEvents  bool
-	ShowLabels   bool
+	WatchEvents bool
+	ShowLabels  bool
+	// AllowMissingKeys lets -o jsonpath and go-template print nothing for
+	// a field the object lacks instead of failing.
+	AllowMissingKeys bool
+	// ShowKind names rows kind/name even for a single type.
+	ShowKind     bool
 	LabelColumns []string
 	SortBy       string
 	NoHeaders    bool
@@ -90,6 +95,8 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.BoolVar(&o.WatchOnly, "watch-only", false, "Watch for changes without listing first")
 	fl.BoolVar(&o.WatchEvents, "output-watch-events", false, "Output watch event objects when --watch or --watch-only is used. Existing objects are output as initial ADDED events.")
 	fl.BoolVar(&o.ShowLabels, "show-labels", false, "Show all labels as the last column")
+	fl.BoolVar(&o.AllowMissingKeys, "allow-missing-template-keys", true, "If true, ignore any errors in templates when a field or map key is missing in the template. Only applies to golang and jsonpath output formats.")
+	fl.BoolVar(&o.ShowKind, "show-kind", false, "If present, list the resource type for the requested object(s).")
 	fl.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one column each (-L key1,key2 or -L key1 -L key2)")
 	fl.BoolVar(&o.NoHeaders, "no-headers", false, "Omit table headers")
 	fl.BoolVar(&o.IgnoreNotFound, "ignore-not-found", false, "Say nothing about named objects that do not exist")
@@ -274,6 +281,7 @@ func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
 	pf.OutputFormat = &o.Output
 	// The go-template and jsonpath flags share this one argument.
 	*pf.TemplatePrinterFlags.TemplateArgument = o.Template
+	*pf.TemplatePrinterFlags.AllowMissingKeys = o.AllowMissingKeys
 	// Else a template given next to -o jsonpath is read as a go-template.
 	pf.OutputFlagSpecified = func() bool { return o.Output != "" }
 	p, err := pf.ToPrinter()
@@ -347,7 +355,7 @@ func (o *Options) tablePrinter(mapping *meta.RESTMapping, withKind, noHeaders bo
 		WithNamespace: o.AllNamespaces && mapping.Scope.Name() == meta.RESTScopeNameNamespace,
 		ShowLabels:    o.ShowLabels,
 		ColumnLabels:  o.LabelColumns,
-		WithKind:      withKind,
+		WithKind:      withKind || o.ShowKind,
 		Kind:          mapping.GroupVersionKind.GroupKind(),
 		NoHeaders:     noHeaders,
 	})

@@ -508,7 +508,7 @@ func TestUsageErrors(t *testing.T) {
 
 // TestGetSubresourceAndColumnsFile: --subresource prints the named object's
 // status or scale, and -o custom-columns-file reads its columns from a file,
-// both as kubectl does.
+// both as kubectl does; so do --show-kind and --allow-missing-template-keys.
 func TestGetSubresourceAndColumnsFile(t *testing.T) {
 	ns := namespace(t)
 	createDeployment(t, ns, "web", "busybox")
@@ -521,6 +521,13 @@ func TestGetSubresourceAndColumnsFile(t *testing.T) {
 	}
 	if scale["kind"] != "Scale" || scale["apiVersion"] != "autoscaling/v1" || !strings.Contains(r.out, "replicas: 1") {
 		t.Fatalf("--subresource=scale -o yaml printed\n%s", r.out)
+	}
+	r = mustSucceed(t, "get", "pod", "alpha", "-n", ns, "--show-kind")
+	if got := table(r.out); len(got) != 2 || got[1][0] != "pod/alpha" {
+		t.Fatalf("--show-kind:\n%s", r.out)
+	}
+	if r := kubectl(t, "get", "pod", "alpha", "-n", ns, "-o", "jsonpath={.nope}", "--allow-missing-template-keys=false"); r.code != 1 || !strings.HasPrefix(r.err, `error: error executing jsonpath "{.nope}": Error executing template: nope is not found.`) {
+		t.Fatalf("--allow-missing-template-keys=false: %s", r)
 	}
 	r = mustSucceed(t, "get", "pod", "alpha", "-n", ns, "--subresource=status")
 	if got := table(r.out); len(got) != 2 || got[0][1] != "READY" || got[1][0] != "alpha" {
