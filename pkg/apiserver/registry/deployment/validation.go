@@ -2,13 +2,10 @@ package deployment
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -85,8 +82,13 @@ func shownStrategy(s *appsv1.DeploymentStrategy) internalStrategy {
 
 func validateRollingUpdate(ru *appsv1.RollingUpdateDeployment, fldPath *field.Path) field.ErrorList {
 	unavailPath, surgePath := fldPath.Child("maxUnavailable"), fldPath.Child("maxSurge")
-	allErrs := validateIntOrPercent(ru.MaxUnavailable, unavailPath)
-	allErrs = append(allErrs, validateIntOrPercent(ru.MaxSurge, surgePath)...)
+	var allErrs field.ErrorList
+	if v := ru.MaxUnavailable; v != nil {
+		allErrs = append(allErrs, validation.IntOrPercent(*v, unavailPath)...)
+	}
+	if v := ru.MaxSurge; v != nil {
+		allErrs = append(allErrs, validation.IntOrPercent(*v, surgePath)...)
+	}
 	if len(allErrs) > 0 {
 		return allErrs
 	}
@@ -94,32 +96,14 @@ func validateRollingUpdate(ru *appsv1.RollingUpdateDeployment, fldPath *field.Pa
 	if intOrPercentValue(ru.MaxUnavailable) == 0 && intOrPercentValue(ru.MaxSurge) == 0 {
 		allErrs = append(allErrs, field.Invalid(unavailPath, ru.MaxUnavailable, "may not be 0 when `maxSurge` is 0"))
 	}
-	if ru.MaxUnavailable != nil && ru.MaxUnavailable.Type == intstr.String && intOrPercentValue(ru.MaxUnavailable) > 100 {
-		allErrs = append(allErrs, field.Invalid(unavailPath, ru.MaxUnavailable, "must not be greater than 100%"))
+	if v := ru.MaxUnavailable; v != nil {
+		allErrs = append(allErrs, validation.NotMoreThan100Percent(*v, unavailPath)...)
 	}
 	return allErrs
 }
 
-func validateIntOrPercent(v *intstr.IntOrString, fldPath *field.Path) field.ErrorList {
-	if v == nil {
-		return nil
-	}
-	var allErrs field.ErrorList
-	switch v.Type {
-	case intstr.String:
-		for _, msg := range utilvalidation.IsValidPercent(v.StrVal) {
-			allErrs = append(allErrs, field.Invalid(fldPath, v, msg))
-		}
-	case intstr.Int:
-		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(v.IntValue()), fldPath)...)
-	default:
-		allErrs = append(allErrs, field.Invalid(fldPath, v, "must be an integer or percentage (e.g '5%')"))
-	}
-	return allErrs
-}
-
-// intOrPercentValue is the number itself, or the percentage without its sign;
-// only meaningful after validateIntOrPercent passed.
+// intOrPercentValue is the number itself, or the percentage without its
+// sign (0 when absent); only meaningful once validation.IntOrPercent passed.
 func intOrPercentValue(v *intstr.IntOrString) int {
 	if v == nil {
 		return 0
@@ -127,10 +111,7 @@ func intOrPercentValue(v *intstr.IntOrString) int {
 	if v.Type == intstr.Int {
 		return v.IntValue()
 	}
-	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
-	if err != nil {
-		return 0
-	}
+	n, _ := validation.Percent(*v)
 	return n
 }
 

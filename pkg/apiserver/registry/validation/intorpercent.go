@@ -29,14 +29,14 @@ func IntOrPercent(v intstr.IntOrString, fldPath *field.Path) field.ErrorList {
 // NotMoreThan100Percent refuses a percentage above 100%; integers and
 // malformed percentages (IntOrPercent reports those) pass.
 func NotMoreThan100Percent(v intstr.IntOrString, fldPath *field.Path) field.ErrorList {
-	if n, ok := percent(v); ok && n > 100 {
+	if n, ok := Percent(v); ok && n > 100 {
 		return field.ErrorList{field.Invalid(fldPath, v, "must not be greater than 100%")}
 	}
 	return nil
 }
 
-// percent is the number in a well-formed percentage ("25%" is 25).
-func percent(v intstr.IntOrString) (int, bool) {
+// Percent is the number in a well-formed percentage ("25%" is 25).
+func Percent(v intstr.IntOrString) (int, bool) {
 	if v.Type != intstr.String || len(utilvalidation.IsValidPercent(v.StrVal)) > 0 {
 		return 0, false
 	}
