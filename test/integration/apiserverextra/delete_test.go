@@ -228,9 +228,10 @@ func bind(ctx context.Context, t *testing.T, s *framework.Server, pod, node stri
 	}
 }
 
-// TestEviction: with no PodDisruptionBudgets served, an eviction is
-// allowed as upstream's is for a pod no budget covers; client-go's
-// EvictV1 and the discovery entry kubectl drain looks for both work.
+// TestEviction: an eviction of a pod no PodDisruptionBudget covers is
+// allowed, as upstream's (test/integration/disruption has the budgets);
+// client-go's EvictV1 and the discovery entry kubectl drain looks for both
+// work.
 func TestEviction(t *testing.T) {
 	s := framework.StartAPIServer(t)
 	ctx := testCtx(t)
