@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	podstrategy "github.com/kube-lite/kube-lite/pkg/apiserver/registry/pod"
+	"github.com/kube-lite/kube-lite/pkg/api/podqos"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
 )
 
@@ -31,7 +31,7 @@ func qosClass(pod *v1.Pod) v1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
 	}
-	return podstrategy.QOSClass(pod)
+	return podqos.Class(pod)
 }
 
 // podCgroupParent places a pod under kubepods[/burstable|/besteffort], like

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kube-lite/kube-lite/pkg/api/podqos"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -140,53 +142,6 @@ func TestPrepareForCreate(t *testing.T) {
 	if p.Spec.PreemptionPolicy == nil || *p.Spec.PreemptionPolicy != corev1.PreemptLowerPriority {
 		t.Errorf("preemptionPolicy = %v, want PreemptLowerPriority", p.Spec.PreemptionPolicy)
 	}
-}
-
-func TestQOSClass(t *testing.T) {
-	rl := func(cpu, mem string) corev1.ResourceList {
-		l := corev1.ResourceList{}
-		if cpu != "" {
-			l[corev1.ResourceCPU] = resource.MustParse(cpu)
-		}
-		if mem != "" {
-			l[corev1.ResourceMemory] = resource.MustParse(mem)
-		}
-		return l
-	}
-	tests := []struct {
-		name       string
-		containers []corev1.ResourceRequirements
-		want       corev1.PodQOSClass
-	}{
-		{"nothing", []corev1.ResourceRequirements{{}}, corev1.PodQOSBestEffort},
-		{"limits equal requests", []corev1.ResourceRequirements{{Requests: rl("1", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSGuaranteed},
-		{"limits only (defaulted requests)", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}}, corev1.PodQOSGuaranteed},
-		{"cpu limit only", []corev1.ResourceRequirements{{Limits: rl("1", "")}}, corev1.PodQOSBurstable},
-		{"requests below limits", []corev1.ResourceRequirements{{Requests: rl("500m", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSBurstable},
-		{"one guaranteed one best effort", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}, {}}, corev1.PodQOSBurstable},
-	}
-	podLevel := corev1.ResourceRequirements{Limits: rl("2", "2Gi")}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := newPod()
-			p.Spec.Containers = nil
-			for i, r := range tt.containers {
-				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: string(rune('a' + i)), Image: "x:1", Resources: r})
-			}
-			Default(p)
-			if got := QOSClass(p); got != tt.want {
-				t.Errorf("QOSClass = %s, want %s", got, tt.want)
-			}
-		})
-	}
-	t.Run("pod-level limits decide", func(t *testing.T) {
-		p := newPod()
-		p.Spec.Resources = &podLevel
-		Default(p)
-		if got := QOSClass(p); got != corev1.PodQOSGuaranteed {
-			t.Errorf("QOSClass = %s, want Guaranteed", got)
-		}
-	})
 }
 
 func TestValidateUpdate(t *testing.T) {
@@ -391,4 +346,51 @@ func TestStrategyIgnoresOtherTypes(t *testing.T) {
 	if errs := r.Strategy.Validate(context.Background(), other); len(errs) != 1 {
 		t.Fatalf("Validate(node) = %v, want one internal error", errs)
 	}
+}
+
+func TestQOSClass(t *testing.T) {
+	rl := func(cpu, mem string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		if cpu != "" {
+			l[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	tests := []struct {
+		name       string
+		containers []corev1.ResourceRequirements
+		want       corev1.PodQOSClass
+	}{
+		{"nothing", []corev1.ResourceRequirements{{}}, corev1.PodQOSBestEffort},
+		{"limits equal requests", []corev1.ResourceRequirements{{Requests: rl("1", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSGuaranteed},
+		{"limits only (defaulted requests)", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}}, corev1.PodQOSGuaranteed},
+		{"cpu limit only", []corev1.ResourceRequirements{{Limits: rl("1", "")}}, corev1.PodQOSBurstable},
+		{"requests below limits", []corev1.ResourceRequirements{{Requests: rl("500m", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSBurstable},
+		{"one guaranteed one best effort", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}, {}}, corev1.PodQOSBurstable},
+	}
+	podLevel := corev1.ResourceRequirements{Limits: rl("2", "2Gi")}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPod()
+			p.Spec.Containers = nil
+			for i, r := range tt.containers {
+				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: string(rune('a' + i)), Image: "x:1", Resources: r})
+			}
+			Default(p)
+			if got := podqos.Class(p); got != tt.want {
+				t.Errorf("QOSClass = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	t.Run("pod-level limits decide", func(t *testing.T) {
+		p := newPod()
+		p.Spec.Resources = &podLevel
+		Default(p)
+		if got := podqos.Class(p); got != corev1.PodQOSGuaranteed {
+			t.Errorf("QOSClass = %s, want Guaranteed", got)
+		}
+	})
 }

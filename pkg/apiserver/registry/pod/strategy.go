@@ -9,13 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kube-lite/kube-lite/pkg/api/podqos"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	regvalidation "github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
@@ -34,7 +34,7 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 		return
 	}
 	pod.Generation = 1
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(pod)}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podqos.Class(pod)}
 	// Priority comes from the pod's PriorityClass through admission, which
 	// has run by now; a pod without one has priority 0 and, as upstream's
 	// priority admission gives it, may preempt lower priorities.
@@ -323,69 +323,4 @@ func GracePeriodFor(pod *corev1.Pod, requested *int64) int64 {
 		return *g
 	}
 	return 0
-}
-
-// QOSClass computes the pod's quality of service class from its containers'
-// cpu and memory requests and limits, as the kubelet and upstream do:
-// Guaranteed when every container limits both and requests equal limits,
-// BestEffort when nothing is requested or limited, Burstable otherwise.
-func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	guaranteed := true
-	all := append(append([]corev1.Container(nil), pod.Spec.Containers...), pod.Spec.InitContainers...)
-	// Pod-level resources, when given, decide alone.
-	if r := pod.Spec.Resources; r != nil && (hasQOSResource(r.Requests) || hasQOSResource(r.Limits)) {
-		all = []corev1.Container{{Resources: *r}}
-	}
-	for _, c := range all {
-		for name, q := range c.Resources.Requests {
-			if qosResource(name) && q.Sign() > 0 {
-				add(requests, name, q)
-			}
-		}
-		limited := map[corev1.ResourceName]bool{}
-		for name, q := range c.Resources.Limits {
-			if qosResource(name) && q.Sign() > 0 {
-				limited[name] = true
-				add(limits, name, q)
-			}
-		}
-		if !limited[corev1.ResourceCPU] || !limited[corev1.ResourceMemory] {
-			guaranteed = false
-		}
-	}
-	if len(requests) == 0 && len(limits) == 0 {
-		return corev1.PodQOSBestEffort
-	}
-	if guaranteed {
-		for name, req := range requests {
-			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
-				guaranteed = false
-				break
-			}
-		}
-	}
-	if guaranteed && len(requests) == len(limits) {
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
-}
-
-func hasQOSResource(l corev1.ResourceList) bool {
-	for name := range l {
-		if qosResource(name) {
-			return true
-		}
-	}
-	return false
-}
-
-func qosResource(name corev1.ResourceName) bool {
-	return name == corev1.ResourceCPU || name == corev1.ResourceMemory
-}
-
-func add(list corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
-	sum := list[name]
-	sum.Add(q)
-	list[name] = sum
 }
