@@ -34,13 +34,16 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 		writeError(w, r, badRequestf("the body of the request could not be decoded as Binding: %v", err))
 		return
 	}
-	if binding.Name != "" && binding.Name != name {
-		writeError(w, r, badRequestf("the name of the binding (%s) does not match the pod name (%s)", binding.Name, name))
+	if binding.Namespace != "" && binding.Namespace != ns {
+		writeError(w, r, badRequestf("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
-	if binding.Target.Name == "" || (binding.Target.Kind != "" && binding.Target.Kind != "Node") {
-		writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), name, field.ErrorList{
-			field.Required(field.NewPath("target", "name"), "a binding must name a Node")}))
+	if binding.Name != name {
+		writeError(w, r, badRequestf("name in URL does not match name in Binding object"))
+		return
+	}
+	if errs := validateBinding(binding); len(errs) > 0 {
+		writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), name, errs))
 		return
 	}
 	if dry {
@@ -48,17 +51,27 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 		return
 	}
 	gr := st.groupResource()
+	// Refusals name the binding, as upstream's: "Operation cannot be
+	// fulfilled on pods/binding ...".
+	conflict := func(format string, args ...any) error {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "pods/binding"}, name, fmt.Errorf(format, args...))
+	}
 	out := st.New()
 	err = st.Storage.GuaranteedUpdate(r.Context(), st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod).DeepCopy()
 		if binding.UID != "" && binding.UID != pod.UID {
-			return nil, apierrors.NewConflict(gr, name, fmt.Errorf("precondition failed: UID in binding %s does not match the pod's %s", binding.UID, pod.UID))
+			return nil, conflict("precondition failed: UID in binding %s does not match the pod's %s", binding.UID, pod.UID)
 		}
 		if pod.DeletionTimestamp != nil {
-			return nil, apierrors.NewConflict(gr, name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", name))
+			return nil, conflict("pod %s is being deleted, cannot be assigned to a host", name)
 		}
 		if pod.Spec.NodeName != "" {
-			return nil, apierrors.NewConflict(gr, name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
+			return nil, conflict("pod %v is already assigned to node %q", name, pod.Spec.NodeName)
+		}
+		// A gated pod is not ready for scheduling: binding it would
+		// bypass whoever holds the gate.
+		if len(pod.Spec.SchedulingGates) > 0 {
+			return nil, conflict("pod %v has non-empty .spec.schedulingGates", name)
 		}
 		pod.Spec.NodeName = binding.Target.Name
 		// A nomination (from preemption) has done its work once the pod
@@ -78,6 +91,19 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 		return
 	}
 	writeStatus(w, http.StatusCreated)
+}
+
+// validateBinding checks the target as upstream: a Node (the kind may be
+// left out) with a name.
+func validateBinding(b *corev1.Binding) field.ErrorList {
+	var errs field.ErrorList
+	if k := b.Target.Kind; k != "" && k != "Node" {
+		errs = append(errs, field.NotSupported(field.NewPath("target", "kind"), k, []string{"Node", "<empty>"}))
+	}
+	if b.Target.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("target", "name"), ""))
+	}
+	return errs
 }
 
 func setPodScheduled(pod *corev1.Pod, now metav1.Time) {

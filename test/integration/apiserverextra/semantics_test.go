@@ -1,6 +1,7 @@
 package apiserverextra
 
 import (
+	"errors"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -145,8 +146,9 @@ func TestWriteSemantics(t *testing.T) {
 		}
 		bind(ctx, t, s, "bind-twice", "node-1")
 		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bind-twice"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-2"}}
-		if err := pods.Bind(ctx, b, metav1.CreateOptions{}); !apierrors.IsConflict(err) {
-			t.Fatalf("second bind = %v, want 409 Conflict", err)
+		want := `Operation cannot be fulfilled on pods/binding "bind-twice": pod bind-twice is already assigned to node "node-1"`
+		if err := pods.Bind(ctx, b, metav1.CreateOptions{}); !apierrors.IsConflict(err) || err.Error() != want {
+			t.Fatalf("second bind = %v, want 409 %s", err, want)
 		}
 		got, err := pods.Get(ctx, "bind-twice", metav1.GetOptions{})
 		if err != nil {
@@ -154,6 +156,40 @@ func TestWriteSemantics(t *testing.T) {
 		}
 		if got.Spec.NodeName != "node-1" {
 			t.Fatalf("spec.nodeName = %q after a refused second bind, want node-1", got.Spec.NodeName)
+		}
+	})
+
+	t.Run("bad bindings are refused as upstream's", func(t *testing.T) {
+		gated := newPod("bind-gated")
+		gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/wait"}}
+		if _, err := pods.Create(ctx, gated, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		node := corev1.ObjectReference{Kind: "Node", Name: "node-1"}
+		for _, tc := range []struct {
+			name string
+			b    *corev1.Binding
+			code int32
+			want string
+		}{
+			{"another name", &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Target: node}, 400, "name in URL does not match name in Binding object"},
+			{"no name", &corev1.Binding{Target: node}, 400, "name in URL does not match name in Binding object"},
+			{"another namespace", &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bind-gated", Namespace: "kube-system"}, Target: node}, 400,
+				"the namespace of the provided object does not match the namespace sent on the request"},
+			{"not a node, no name", &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bind-gated"}, Target: corev1.ObjectReference{Kind: "Pod"}}, 422,
+				`Binding "bind-gated" is invalid: [target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]`},
+			{"a gated pod", &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bind-gated"}, Target: node}, 409,
+				`Operation cannot be fulfilled on pods/binding "bind-gated": pod bind-gated has non-empty .spec.schedulingGates`},
+		} {
+			path := "/api/v1/namespaces/default/pods/bind-gated/binding"
+			err := s.Client.CoreV1().RESTClient().Post().AbsPath(path).Body(tc.b).Do(ctx).Error()
+			var se *apierrors.StatusError
+			if !errors.As(err, &se) || se.ErrStatus.Code != tc.code || se.ErrStatus.Message != tc.want {
+				t.Errorf("%s: %v, want %d %s", tc.name, err, tc.code, tc.want)
+			}
+		}
+		if got, err := pods.Get(ctx, "bind-gated", metav1.GetOptions{}); err != nil || got.Spec.NodeName != "" {
+			t.Fatalf("gated pod after refused bindings: %v, nodeName %q; want unbound", err, got.Spec.NodeName)
 		}
 	})
 
