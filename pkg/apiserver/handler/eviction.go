@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
 
-	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
@@ -84,7 +83,7 @@ func (h *Handler) evictPod(r *http.Request, st *Store, ns, name string, opts *me
 		del := opts
 		// Pinned to the pod as read, so that it cannot have turned
 		// ready (and covered by a budget) in between.
-		if controllerutil.IsPodActive(pod) && !rvGiven {
+		if pod.DeletionTimestamp == nil && !podTerminal(pod) && !rvGiven {
 			del = withResourceVersion(opts, pod.ResourceVersion)
 		}
 		err := h.disruptAndDelete(r, st, ns, name, del)
@@ -105,7 +104,7 @@ func (h *Handler) evictPod(r *http.Request, st *Store, ns, name string, opts *me
 		return failure(http.StatusInternalServerError, "", "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")
 	}
 	pdb := budgets[0]
-	if !controllerutil.IsPodReady(pod) && unhealthyMayGo(pdb) {
+	if !podReady(pod) && unhealthyMayGo(pdb) {
 		// An unready pod does not count as healthy: deleting it spends
 		// nothing, as long as it is still unready when it goes.
 		err := h.disruptAndDelete(r, st, ns, name, withResourceVersion(opts, pod.ResourceVersion))
@@ -159,7 +158,20 @@ func withResourceVersion(opts *metav1.DeleteOptions, rv string) *metav1.DeleteOp
 // outsideBudgets: a pod that never ran, has ended or is going already
 // disrupts nothing more by going.
 func outsideBudgets(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodPending || !controllerutil.IsPodActive(pod)
+	return pod.Status.Phase == corev1.PodPending || podTerminal(pod) || pod.DeletionTimestamp != nil
+}
+
+func podTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // unhealthyMayGo says whether the budget lets an unready pod go without
