@@ -73,6 +73,9 @@ lint:
 	$(GO) vet ./...
 	@# Functions that neither a binary nor a test reaches.
 	@out=$$($(GO) run golang.org/x/tools/cmd/deadcode@v0.39.0 -test ./...) && test -z "$$out" || { echo "$$out"; echo "lint: unreachable functions (deadcode)"; exit 1; }
+	@# The apiserver registers only the API groups it serves (docs/benchmarks.md, "Idle memory"):
+	@# client-go's typed Clientset would link and register every group again.
+	@! $(GO) list -deps ./cmd/kube-lite-apiserver | grep -qx 'k8s.io/client-go/kubernetes' || { echo "lint: kube-lite-apiserver links k8s.io/client-go/kubernetes"; exit 1; }
 
 clean:
 	rm -rf $(BIN)
