@@ -26,6 +26,11 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, st *Store, cod
 		writeError(w, r, err)
 		return
 	}
+	h.writeEncoded(w, r, code, mc, out)
+}
+
+// writeEncoded writes obj encoded in the form mc with its Content-Type.
+func (h *Handler) writeEncoded(w http.ResponseWriter, r *http.Request, code int, mc mediaChoice, out runtime.Object) {
 	var buf bytes.Buffer
 	if err := h.encode(&buf, mc, out); err != nil {
 		writeError(w, r, err)

@@ -135,23 +135,5 @@ func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *auto
 		writeError(w, r, err)
 		return
 	}
-	if mc.proto {
-		w.Header().Set("Content-Type", protobufType)
-		w.WriteHeader(http.StatusOK)
-		_ = h.proto.Encode(scale, w)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if mc.yaml {
-		w.Header().Set("Content-Type", "application/yaml")
-		w.WriteHeader(http.StatusOK)
-		_ = h.yamlEnc.Encode(scale, w)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-	if mc.pretty {
-		_ = h.pretty.Encode(scale, w)
-		return
-	}
-	_ = h.json.Encode(scale, w)
+	h.writeEncoded(w, r, http.StatusOK, mc, scale)
 }
