@@ -7,7 +7,8 @@ package limitranger
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,7 +124,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 // setMissing copies into *dst the values of defaults it lacks and names them.
 func setMissing(dst *corev1.ResourceList, defaults corev1.ResourceList) []string {
 	var set []string
-	for _, k := range sortedNames(defaults) {
+	for _, k := range slices.Sorted(maps.Keys(defaults)) {
 		if _, ok := (*dst)[k]; ok {
 			continue
 		}
@@ -134,15 +135,6 @@ func setMissing(dst *corev1.ResourceList, defaults corev1.ResourceList) []string
 		set = append(set, string(k))
 	}
 	return set
-}
-
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	names := make([]corev1.ResourceName, 0, len(l))
-	for k := range l {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-	return names
 }
 
 // Validate implements admission.Validator: every container and the pod as
@@ -215,7 +207,7 @@ func maxOf(dst, l corev1.ResourceList) {
 // upstream's messages: one per bound and resource, the first that fails.
 func check(it corev1.LimitRangeItem, kind string, req, lim corev1.ResourceList) []error {
 	var errs []error
-	for _, k := range sortedNames(it.Min) {
+	for _, k := range slices.Sorted(maps.Keys(it.Min)) {
 		min := it.Min[k]
 		r, hasR := req[k]
 		l, hasL := lim[k]
@@ -227,7 +219,7 @@ func check(it corev1.LimitRangeItem, kind string, req, lim corev1.ResourceList) 
 			errs = append(errs, fmt.Errorf("minimum %s usage per %s is %s, but limit is %s", k, kind, min.String(), l.String()))
 		}
 	}
-	for _, k := range sortedNames(it.Max) {
+	for _, k := range slices.Sorted(maps.Keys(it.Max)) {
 		max := it.Max[k]
 		r, hasR := req[k]
 		l, hasL := lim[k]
@@ -239,7 +231,7 @@ func check(it corev1.LimitRangeItem, kind string, req, lim corev1.ResourceList) 
 			errs = append(errs, fmt.Errorf("maximum %s usage per %s is %s, but request is %s", k, kind, max.String(), r.String()))
 		}
 	}
-	for _, k := range sortedNames(it.MaxLimitRequestRatio) {
+	for _, k := range slices.Sorted(maps.Keys(it.MaxLimitRequestRatio)) {
 		ratio := it.MaxLimitRequestRatio[k]
 		r, hasR := req[k]
 		l, hasL := lim[k]

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -392,7 +393,7 @@ func missingCompute(q *corev1.ResourceQuota, gr schema.GroupResource, obj runtim
 		return nil
 	}
 	var parts []string
-	for _, k := range sortedNames(q.Spec.Hard) {
+	for _, k := range slices.Sorted(maps.Keys(q.Spec.Hard)) {
 		c, ok := computeKeys[k]
 		if !ok || c.res == corev1.ResourceEphemeralStorage {
 			continue
@@ -503,13 +504,4 @@ func (e *exceededError) Error() string {
 		return strings.Join(parts, ",")
 	}
 	return fmt.Sprintf("exceeded quota: %s, requested: %s, used: %s, limited: %s", e.quota, pp(e.requested), pp(e.used), pp(e.hard))
-}
-
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	names := make([]corev1.ResourceName, 0, len(l))
-	for k := range l {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-	return names
 }

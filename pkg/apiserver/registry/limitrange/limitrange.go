@@ -5,7 +5,8 @@ package limitrange
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,7 +126,7 @@ func Validate(l *corev1.LimitRange) field.ErrorList {
 				}
 				continue
 			}
-			for _, n := range sortedNames(f.list) {
+			for _, n := range slices.Sorted(maps.Keys(f.list)) {
 				rp := p.Child(f.name).Key(string(n))
 				if item.Type == corev1.LimitTypePod || item.Type == corev1.LimitTypeContainer {
 					errs = append(errs, validation.ContainerResourceName(n, rp)...)
@@ -164,15 +165,6 @@ func limitType(t string, fldPath *field.Path) field.ErrorList {
 	return field.ErrorList{field.Invalid(fldPath, t, "must be a standard limit type or fully qualified")}
 }
 
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	names := make([]corev1.ResourceName, 0, len(l))
-	for n := range l {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-	return names
-}
-
 // ordering compares the item's quantities per resource in upstream's order
 // and words; some errors show the other side's value, as upstream's do.
 func ordering(item *corev1.LimitRangeItem, p *field.Path) field.ErrorList {
@@ -188,7 +180,7 @@ func ordering(item *corev1.LimitRangeItem, p *field.Path) field.ErrorList {
 		}
 	}
 	// Sorted, so that the same object always gets the same error list.
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	slices.Sort(names)
 	one := resource.MustParse("1")
 	for _, n := range names {
 		key := string(n)

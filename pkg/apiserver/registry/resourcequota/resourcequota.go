@@ -6,6 +6,7 @@ package resourcequota
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -114,7 +115,7 @@ func scopes() []string {
 func Validate(q *corev1.ResourceQuota) field.ErrorList {
 	var errs field.ErrorList
 	hardPath := field.NewPath("spec", "hard")
-	for _, r := range sortedResources(q.Spec.Hard) {
+	for _, r := range slices.Sorted(maps.Keys(q.Spec.Hard)) {
 		p := hardPath.Key(string(r))
 		errs = append(errs, quotaResourceName(r, p)...)
 		v := q.Spec.Hard[r]
@@ -127,15 +128,6 @@ func Validate(q *corev1.ResourceQuota) field.ErrorList {
 	errs = append(errs, validateScopeSelector(q)...)
 	errs = append(errs, statusQuantities(q)...)
 	return errs
-}
-
-func sortedResources(l corev1.ResourceList) []corev1.ResourceName {
-	names := make([]corev1.ResourceName, 0, len(l))
-	for r := range l {
-		names = append(names, r)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // quotaResourceName accepts a qualified name that is, without a domain,
