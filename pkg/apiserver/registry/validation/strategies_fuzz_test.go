@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/randfill"
 
+	"github.com/kube-lite/kube-lite/pkg/api/podqos"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/configmap"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/event"
@@ -66,7 +67,7 @@ func exercise(t *testing.T, r *registry.Resource, obj, old runtime.Object) {
 	}
 	if p, ok := obj.(*corev1.Pod); ok {
 		_ = pod.GracePeriod(p)
-		_ = pod.QOSClass(p)
+		_ = podqos.Class(p)
 	}
 }
 
