@@ -223,18 +223,10 @@ func ordering(item *corev1.LimitRangeItem, p *field.Path) field.ErrorList {
 					fmt.Sprintf("ratio %s is greater than max/min = %f", ratio.String(), limit)))
 			}
 		}
-		if !overcommitAllowed(n) && hasDef && hasDefReq && def.Cmp(defReq) != 0 {
+		if !validation.OvercommitAllowed(n) && hasDef && hasDefReq && def.Cmp(defReq) != 0 {
 			errs = append(errs, field.Invalid(p.Child("defaultRequest").Key(key), defReq,
 				fmt.Sprintf("default value %s must equal to defaultRequest value %s in %s", def.String(), defReq.String(), key)))
 		}
 	}
 	return errs
-}
-
-// overcommitAllowed: requests may be below limits for resources without a
-// domain or in kubernetes.io, except hugepages.
-func overcommitAllowed(n corev1.ResourceName) bool {
-	s := string(n)
-	native := !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
-	return native && !strings.HasPrefix(s, corev1.ResourceHugePagesPrefix)
 }

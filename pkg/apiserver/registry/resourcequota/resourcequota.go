@@ -149,12 +149,10 @@ func integerResource(r corev1.ResourceName) bool {
 		corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers:
 		return true
 	}
-	s := string(r)
-	native := !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
-	if native || strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
+	if validation.NativeResource(r) || strings.HasPrefix(string(r), corev1.DefaultResourceRequestsPrefix) {
 		return false
 	}
-	return len(utilvalidation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+s)) == 0
+	return len(utilvalidation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+string(r))) == 0
 }
 
 // validateScopes refuses unknown scopes, scopes that cannot limit a

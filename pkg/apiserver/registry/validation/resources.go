@@ -32,10 +32,10 @@ func ResourceRequirements(req *corev1.ResourceRequirements, fldPath *field.Path)
 		lim, ok := req.Limits[name]
 		switch {
 		case !ok:
-			if !overcommitAllowed(name) {
+			if !OvercommitAllowed(name) {
 				errs = append(errs, field.Required(limPath, "Limit must be set for non overcommitable resources"))
 			}
-		case q.Cmp(lim) != 0 && !overcommitAllowed(name):
+		case q.Cmp(lim) != 0 && !OvercommitAllowed(name):
 			// Extended resources and hugepages cannot be overcommitted, so
 			// upstream insists on equality rather than <=.
 			errs = append(errs, field.Invalid(reqPath, q.String(),
@@ -97,13 +97,18 @@ func ContainerResourceName(name corev1.ResourceName, fldPath *field.Path) field.
 	return append(errs, field.Invalid(fldPath, s, "must be a standard resource for containers"))
 }
 
-// overcommitAllowed reports the resources a request may ask for less of
-// than its limit: those without a domain or in the kubernetes.io domain
-// (the node itself accounts for them), except hugepages.
-func overcommitAllowed(name corev1.ResourceName) bool {
+// NativeResource reports a resource the node itself accounts for: one
+// without a domain or in the kubernetes.io domain, as opposed to an
+// extended resource (example.com/gpu).
+func NativeResource(name corev1.ResourceName) bool {
 	s := string(name)
-	native := !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
-	return native && !strings.HasPrefix(s, corev1.ResourceHugePagesPrefix)
+	return !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/")
+}
+
+// OvercommitAllowed reports the resources a request may ask for less of
+// than its limit: native ones, except hugepages.
+func OvercommitAllowed(name corev1.ResourceName) bool {
+	return NativeResource(name) && !strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
 }
 
 // ResourceList checks the quantities of a quota or limit range: qualified
