@@ -326,6 +326,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 	if len(nodes) == 0 {
 		return "", framework.AsStatus(ErrNoNodesAvailable), ErrNoNodesAvailable.Error()
 	}
+	// The nominated pods this pod must leave room for, in filtering and in
+	// preemption alike.
+	s.nominated = s.nominator.forPod(pi.Pod)
 	if st := s.fwk.RunPreFilterPlugins(ctx, state, pi); !st.IsSuccess() {
 		if st.Code() == framework.Error {
 			return "", st, st.Message()
@@ -337,11 +340,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		for i := range statuses {
 			statuses[i] = st
 		}
-		s.nominated = s.nominator.forPod(pi.Pod)
 		msg := fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), st.Message())
 		return "", st, s.postFilter(ctx, state, pi, nodes, statuses, msg)
 	}
-	s.nominated = s.nominator.forPod(pi.Pod)
 	candidates, outside := nodes, []*framework.NodeInfo(nil)
 	names, restrictedBy := state.NodeNames()
 	if names != nil {
@@ -358,8 +359,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 			// As upstream, the nodes PreFilter ruled out count under the
 			// plugins that did, and preemption cannot help on them.
 			excluded := framework.NewStatus(framework.UnschedulableAndUnresolvable,
-				fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(sets.New(restrictedBy...))))
-			candidates = append(slices.Clone(candidates), outside...)
+				fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(rejectors)))
+			// candidates is splitNodes' own slice: appending is safe.
+			candidates = append(candidates, outside...)
 			statuses = slices.Clone(statuses)
 			for range outside {
 				statuses = append(statuses, excluded)
