@@ -63,6 +63,15 @@ func (kl *Kubelet) removePodCgroups(uid types.UID) {
 }
 
 func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+	cfg, _, _ := kl.checkedSandboxConfig(pod, attempt)
+	return cfg
+}
+
+// checkedSandboxConfig is sandboxConfig with what only creating the sandbox
+// acts on: dnsWarnings word the cuts made to the pod's resolver
+// configuration, and err is an FQDN too long for the kernel, which fails
+// the sandbox.
+func (kl *Kubelet) checkedSandboxConfig(pod *v1.Pod, attempt uint32) (cfg *runtimeapi.PodSandboxConfig, dnsWarnings []string, err error) {
 	labels := map[string]string{}
 	for k, v := range pod.Labels {
 		labels[k] = v
@@ -75,8 +84,7 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 	for k, v := range pod.Annotations {
 		annotations[k] = v
 	}
-	// Too long an FQDN fails createSandbox.
-	hostname, _ := kl.kernelHostname(pod)
+	hostname, err := kl.kernelHostname(pod)
 	netMode := runtimeapi.NamespaceMode_POD
 	if pod.Spec.HostNetwork {
 		netMode = runtimeapi.NamespaceMode_NODE
@@ -108,7 +116,7 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 			ports = append(ports, &runtimeapi.PortMapping{Protocol: proto, ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP})
 		}
 	}
-	cfg := &runtimeapi.PodSandboxConfig{
+	cfg = &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
 		Hostname:     hostname,
 		LogDirectory: kl.podLogDir(pod.Namespace, pod.Name, pod.UID),
@@ -122,10 +130,10 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 			},
 		},
 	}
-	if dns, _, err := kl.podDNS(pod); err != nil {
-		slog.Warn("pod DNS config", "pod", podKey(pod), "err", err)
+	if dns, warnings, dnsErr := kl.podDNS(pod); dnsErr != nil {
+		slog.Warn("pod DNS config", "pod", podKey(pod), "err", dnsErr)
 	} else {
-		cfg.DnsConfig = dns
+		cfg.DnsConfig, dnsWarnings = dns, warnings
 	}
 	// The runtime refuses a privileged container in an unprivileged sandbox.
 	cfg.Linux.SecurityContext.Privileged = hasPrivilegedContainer(pod)
@@ -134,7 +142,7 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 		cfg.Linux.SecurityContext.RunAsGroup = int64Value(sc.RunAsGroup)
 		cfg.Linux.SecurityContext.SupplementalGroups = sc.SupplementalGroups
 	}
-	return cfg
+	return cfg, dnsWarnings, err
 }
 
 func hasPrivilegedContainer(pod *v1.Pod) bool {

@@ -840,20 +840,18 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 }
 
 func (kl *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) error {
-	if _, err := kl.kernelHostname(pod); err != nil {
+	cfg, dnsWarnings, err := kl.checkedSandboxConfig(pod, attempt)
+	if err != nil {
 		return err
 	}
-	cfg := kl.sandboxConfig(pod, attempt)
-	if _, warnings, err := kl.podDNS(pod); err == nil {
-		for _, w := range warnings {
-			kl.recorder.Event(pod, v1.EventTypeWarning, "DNSConfigForming", w)
-		}
+	for _, w := range dnsWarnings {
+		kl.recorder.Event(pod, v1.EventTypeWarning, "DNSConfigForming", w)
 	}
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
 	opBegin := kl.clock.Now()
-	_, err := kl.runtime.RunPodSandbox(ctx, cfg)
+	_, err = kl.runtime.RunPodSandbox(ctx, cfg)
 	kl.metrics.timedOp("run_podsandbox", kl.clock.Since(opBegin), err)
 	return err
 }
