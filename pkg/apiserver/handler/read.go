@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -111,8 +110,8 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 	var p listParams
 	var err error
 	info, _ := request.InfoFrom(r.Context())
-	p.watch = queryBool(q, "watch") || (info != nil && info.WatchPath)
-	p.opts.AllowWatchBookmarks = queryBool(q, "allowWatchBookmarks")
+	p.watch = request.QueryBool(q, "watch") || (info != nil && info.WatchPath)
+	p.opts.AllowWatchBookmarks = request.QueryBool(q, "allowWatchBookmarks")
 	if p.timeoutSeconds, err = queryInt(q, "timeoutSeconds"); err != nil {
 		return p, err
 	}
@@ -121,7 +120,7 @@ func (h *Handler) parseListParams(r *http.Request, st *Store) (listParams, error
 		return p, err
 	}
 	p.opts.Limit = max(p.opts.Limit, 0)
-	p.sendInitialEvents = queryBool(q, "sendInitialEvents")
+	p.sendInitialEvents = request.QueryBool(q, "sendInitialEvents")
 	p.noInitialEvents = q.Has("sendInitialEvents") && !p.sendInitialEvents
 	if s := q.Get("labelSelector"); s != "" {
 		sel, err := labels.Parse(s)
@@ -194,13 +193,6 @@ func checkResourceVersion(rv string) *apierrors.StatusError {
 		return failure(http.StatusInternalServerError, metav1.StatusReasonUnknown, field.Invalid(field.NewPath("resourceVersion"), rv, err.Error()).Error())
 	}
 	return nil
-}
-
-// queryBool reads a boolean query parameter as upstream's conversion does:
-// present and neither "0" nor "false" (any case) is true.
-func queryBool(q url.Values, name string) bool {
-	v, ok := q[name]
-	return ok && len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
 }
 
 // queryInt reads an integer query parameter (0 when absent); one that is

@@ -6,6 +6,7 @@ package request
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ func Parse(r *http.Request) *Info {
 		// watch; on an object's path it is a get.
 		if info.Name == "" {
 			info.Verb = "list"
-			if w, ok := r.URL.Query()["watch"]; ok && len(w) > 0 && w[0] != "0" && !strings.EqualFold(w[0], "false") {
+			if QueryBool(r.URL.Query(), "watch") {
 				info.Verb = "watch"
 			}
 		}
@@ -158,4 +159,11 @@ func WithInfo(ctx context.Context, info *Info) context.Context {
 func InfoFrom(ctx context.Context) (*Info, bool) {
 	info, ok := ctx.Value(infoKey{}).(*Info)
 	return info, ok
+}
+
+// QueryBool reads a boolean query parameter as upstream's query conversion
+// does: present and neither "0" nor "false" (any case) is true.
+func QueryBool(q url.Values, name string) bool {
+	v, ok := q[name]
+	return ok && len(v) > 0 && v[0] != "0" && !strings.EqualFold(v[0], "false")
 }
