@@ -16,6 +16,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/limitrange"
 )
 
 // AnnotationKey records on the pod which defaults were applied, as upstream.
@@ -59,28 +60,11 @@ func (p *Plugin) items(ctx context.Context, ns string, t corev1.LimitType) ([]co
 				continue
 			}
 			it = *it.DeepCopy()
-			if t == corev1.LimitTypeContainer {
-				it.Default = fill(it.Default, it.Max)
-				it.DefaultRequest = fill(it.DefaultRequest, it.Default)
-				it.DefaultRequest = fill(it.DefaultRequest, it.Min)
-			}
+			limitrange.DefaultItem(&it)
 			out = append(out, it)
 		}
 	}
 	return out, nil
-}
-
-// fill adds to dst what src has and dst lacks.
-func fill(dst, src corev1.ResourceList) corev1.ResourceList {
-	for k, v := range src {
-		if dst == nil {
-			dst = corev1.ResourceList{}
-		}
-		if _, ok := dst[k]; !ok {
-			dst[k] = v.DeepCopy()
-		}
-	}
-	return dst
 }
 
 // Admit implements admission.Mutator: containers get the defaults they lack.

@@ -50,24 +50,29 @@ func Resource(_ clock.PassiveClock) *registry.Resource {
 
 type strategy struct{}
 
-// Default fills a Container item's default limit from max and its default
-// request from the default limit, then from min, as upstream's API
-// defaulting: the stored object shows (and kubectl describe prints) the
-// values pods get.
+// Default defaults each item as upstream's API defaulting: the stored
+// object shows (and kubectl describe prints) the values pods get.
 func (strategy) Default(obj runtime.Object) {
 	l, ok := obj.(*corev1.LimitRange)
 	if !ok {
 		return
 	}
 	for i := range l.Spec.Limits {
-		it := &l.Spec.Limits[i]
-		if it.Type != corev1.LimitTypeContainer {
-			continue
-		}
-		it.Default = fill(it.Default, it.Max)
-		it.DefaultRequest = fill(it.DefaultRequest, it.Default)
-		it.DefaultRequest = fill(it.DefaultRequest, it.Min)
+		DefaultItem(&l.Spec.Limits[i])
 	}
+}
+
+// DefaultItem fills a Container item's default limit from max and its
+// default request from the default limit, then from min; items of other
+// types are left as they are. The LimitRanger admission plugin applies it
+// too, so that objects stored before this defaulting existed behave alike.
+func DefaultItem(it *corev1.LimitRangeItem) {
+	if it.Type != corev1.LimitTypeContainer {
+		return
+	}
+	it.Default = fill(it.Default, it.Max)
+	it.DefaultRequest = fill(it.DefaultRequest, it.Default)
+	it.DefaultRequest = fill(it.DefaultRequest, it.Min)
 }
 
 // fill adds to dst what src has and dst lacks; an item with neither gets
