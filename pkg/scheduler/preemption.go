@@ -91,7 +91,7 @@ func terminatingByPreemption(pod *v1.Pod) bool {
 // nominated are the pods nominated to node that pi must leave room for. A
 // nil status means victims were found.
 func selectVictims(ctx context.Context, sim simulator, state *framework.CycleState, pi *framework.PodInfo, node *framework.NodeInfo,
-	nominated []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (victims []*v1.Pod, violations int, _ *framework.Status) {
+	nominated []*framework.PodInfo, pdbs []budget, now time.Time) (victims []*v1.Pod, violations int, _ *framework.Status) {
 	prio := corev1helpers.PodPriority(pi.Pod)
 	var lower []*framework.PodInfo
 	for _, p := range node.Pods {
@@ -158,26 +158,45 @@ func selectVictims(ctx context.Context, sim simulator, state *framework.CycleSta
 	return victims, violations, nil
 }
 
+// budget is a PodDisruptionBudget as preemption weighs it, its selector
+// parsed once per preemption instead of once per pod on every node tried.
+type budget struct {
+	namespace string
+	selector  labels.Selector
+	allowed   int32
+	disrupted map[string]metav1.Time
+}
+
+// budgetsFrom keeps the budgets that can protect a pod: one whose selector
+// is empty or does not parse protects nothing here.
+func budgetsFrom(pdbs []*policyv1.PodDisruptionBudget) []budget {
+	out := make([]budget, 0, len(pdbs))
+	for _, pdb := range pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		out = append(out, budget{namespace: pdb.Namespace, selector: sel, allowed: pdb.Status.DisruptionsAllowed, disrupted: pdb.Status.DisruptedPods})
+	}
+	return out
+}
+
 // splitByBudget separates the pods (most important first) that evicting
 // all of them would take past a budget's disruptionsAllowed from the rest,
 // as upstream: a pod the apiserver already counted (in disruptedPods) takes
-// nothing more, and a budget with an empty selector protects nothing here.
-func splitByBudget(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (protected, unprotected []*framework.PodInfo) {
+// nothing more.
+func splitByBudget(pods []*framework.PodInfo, pdbs []budget) (protected, unprotected []*framework.PodInfo) {
 	allowed := make([]int32, len(pdbs))
 	for i, pdb := range pdbs {
-		allowed[i] = pdb.Status.DisruptionsAllowed
+		allowed[i] = pdb.allowed
 	}
 	for _, p := range pods {
 		violates := false
 		for i, pdb := range pdbs {
-			if pdb.Namespace != p.Pod.Namespace || len(p.Pod.Labels) == 0 {
+			if pdb.namespace != p.Pod.Namespace || len(p.Pod.Labels) == 0 || !pdb.selector.Matches(labels.Set(p.Pod.Labels)) {
 				continue
 			}
-			sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-			if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Pod.Labels)) {
-				continue
-			}
-			if _, counted := pdb.Status.DisruptedPods[p.Pod.Name]; counted {
+			if _, counted := pdb.disrupted[p.Pod.Name]; counted {
 				continue
 			}
 			allowed[i]--
@@ -291,7 +310,7 @@ func earliestStart(pods []*v1.Pod, now time.Time) time.Time {
 // findCandidates tries every node the filters rejected in a way that
 // removing pods may fix. statuses are the filter rejections, by node index.
 func findCandidates(ctx context.Context, sim simulator, state *framework.CycleState, pi *framework.PodInfo, nodes []*framework.NodeInfo,
-	statuses []*framework.Status, nominated map[string][]*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget, now time.Time) ([]candidate, map[string]int) {
+	statuses []*framework.Status, nominated map[string][]*framework.PodInfo, pdbs []budget, now time.Time) ([]candidate, map[string]int) {
 	var cands []candidate
 	reasons := map[string]int{}
 	for i, n := range nodes {
@@ -334,7 +353,7 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 	if err != nil {
 		return nil, "preemption: " + err.Error()
 	}
-	cands, reasons := findCandidates(ctx, s.fwk, state, pi, nodes, statuses, s.nominated, pdbs, now)
+	cands, reasons := findCandidates(ctx, s.fwk, state, pi, nodes, statuses, s.nominated, budgetsFrom(pdbs), now)
 	if len(cands) == 0 {
 		var drop *string
 		if pod.Status.NominatedNodeName != "" {

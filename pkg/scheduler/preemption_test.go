@@ -157,7 +157,7 @@ func TestSelectVictimsSparesBudgets(t *testing.T) {
 			ni := fwktest.NodeInfo(node, pods...)
 			pi := framework.NewPodInfo(preemptor)
 			fwk, state := prefiltered(t, pi, ni)
-			victims, violations, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, tt.pdbs, t0)
+			victims, violations, st := selectVictims(context.Background(), fwk, state, pi, ni, nil, budgetsFrom(tt.pdbs), t0)
 			if !checkVictims(t, victims, st, "", tt.want) {
 				return
 			}
