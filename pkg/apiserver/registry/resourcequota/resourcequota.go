@@ -100,14 +100,29 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, _ runtime.Object) fie
 	return s.Validate(ctx, obj)
 }
 
-// scopes lists the quota scopes upstream knows.
-func scopes() []string {
-	return []string{
-		string(corev1.ResourceQuotaScopeTerminating), string(corev1.ResourceQuotaScopeNotTerminating),
-		string(corev1.ResourceQuotaScopeBestEffort), string(corev1.ResourceQuotaScopeNotBestEffort),
-		string(corev1.ResourceQuotaScopePriorityClass), string(corev1.ResourceQuotaScopeCrossNamespacePodAffinity),
-		string(corev1.ResourceQuotaScopeVolumeAttributesClass),
+// knownScope reports a quota scope upstream knows.
+func knownScope(s corev1.ResourceQuotaScope) bool {
+	switch s {
+	case corev1.ResourceQuotaScopeTerminating, corev1.ResourceQuotaScopeNotTerminating,
+		corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort,
+		corev1.ResourceQuotaScopePriorityClass, corev1.ResourceQuotaScopeCrossNamespacePodAffinity,
+		corev1.ResourceQuotaScopeVolumeAttributesClass:
+		return true
 	}
+	return false
+}
+
+// unfitResources counts the standard resources in spec.hard that scope s
+// cannot limit: each adds the same error, as upstream's, so the map's
+// order does not show.
+func unfitResources(q *corev1.ResourceQuota, s corev1.ResourceQuotaScope) int {
+	n := 0
+	for r := range q.Spec.Hard {
+		if standardQuotaResource(r) && !scopeAppliesTo(s, r) {
+			n++
+		}
+	}
+	return n
 }
 
 // Validate checks hard limits, scopes, the scope selector and the status
@@ -163,13 +178,11 @@ func validateScopes(q *corev1.ResourceQuota) field.ErrorList {
 	scopePath := field.NewPath("spec", "scopes")
 	seen := map[corev1.ResourceQuotaScope]bool{}
 	for _, s := range q.Spec.Scopes {
-		if !contains(scopes(), string(s)) {
+		if !knownScope(s) {
 			errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "unsupported scope"))
 		}
-		for r := range q.Spec.Hard {
-			if standardQuotaResource(r) && !scopeAppliesTo(s, r) {
-				errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "unsupported scope applied to resource"))
-			}
+		for range unfitResources(q, s) {
+			errs = append(errs, field.Invalid(scopePath, q.Spec.Scopes, "unsupported scope applied to resource"))
 		}
 		seen[s] = true
 	}
@@ -215,13 +228,11 @@ func validateScopeSelector(q *corev1.ResourceQuota) field.ErrorList {
 	p := field.NewPath("spec", "scopeSelector", "matchExpressions")
 	seen := map[corev1.ResourceQuotaScope]bool{}
 	for _, e := range sel.MatchExpressions {
-		if !contains(scopes(), string(e.ScopeName)) {
+		if !knownScope(e.ScopeName) {
 			errs = append(errs, field.Invalid(p.Child("scopeName"), e.ScopeName, "unsupported scope"))
 		}
-		for r := range q.Spec.Hard {
-			if standardQuotaResource(r) && !scopeAppliesTo(e.ScopeName, r) {
-				errs = append(errs, field.Invalid(p, shown, "unsupported scope applied to resource"))
-			}
+		for range unfitResources(q, e.ScopeName) {
+			errs = append(errs, field.Invalid(p, shown, "unsupported scope applied to resource"))
 		}
 		switch e.ScopeName {
 		case corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort, corev1.ResourceQuotaScopeTerminating,
@@ -287,15 +298,6 @@ func scopeAppliesTo(scope corev1.ResourceQuotaScope, r corev1.ResourceName) bool
 func statusQuantities(q *corev1.ResourceQuota) field.ErrorList {
 	errs := validation.ResourceList(q.Status.Hard, field.NewPath("status", "hard"))
 	return append(errs, validation.ResourceList(q.Status.Used, field.NewPath("status", "used"))...)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 type statusStrategy struct{}
