@@ -52,7 +52,9 @@ func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 		if err != nil {
 			return nil, badRequestf("invalid JSON patch: %v", err)
 		}
-	case "application/merge-patch+json":
+	case "application/merge-patch+json", "application/strategic-merge-patch+json":
+		// A merge patch is applied from its raw bytes; only a strategic
+		// one keeps the map it was read into.
 		var m map[string]interface{}
 		if checkStrict {
 			p.strictErrs, err = kjson.UnmarshalStrict(body, &m)
@@ -62,14 +64,8 @@ func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 		if err != nil {
 			return nil, badRequestf("invalid patch: %v", err)
 		}
-	case "application/strategic-merge-patch+json":
-		if checkStrict {
-			p.strictErrs, err = kjson.UnmarshalStrict(body, &p.smp)
-		} else {
-			err = kjson.UnmarshalCaseSensitivePreserveInts(body, &p.smp)
-		}
-		if err != nil {
-			return nil, badRequestf("invalid patch: %v", err)
+		if mt == "application/strategic-merge-patch+json" {
+			p.smp = m
 		}
 	default:
 		return nil, unsupportedMediaType(patchTypes)
