@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 )
@@ -216,31 +217,29 @@ func (c *Controller) podsOf(pdb *policyv1.PodDisruptionBudget) ([]*corev1.Pod, e
 // controllers. unmanaged reports pods without a controller, which such a
 // budget cannot account for.
 func (c *Controller) expectedPods(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged bool, err error) {
-	switch minAvail, maxUnavail := pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable; {
-	case maxUnavail != nil:
-		expected, unmanaged, err = c.controllersScale(pods)
-		if err != nil {
-			return 0, 0, false, err
-		}
-		n, err := intstr.GetScaledValueFromIntOrPercent(maxUnavail, int(expected), true)
-		if err != nil {
-			return 0, 0, false, err
-		}
-		return expected, max(expected-int32(n), 0), unmanaged, nil
-	case minAvail != nil && minAvail.Type == intstr.Int:
-		return int32(len(pods)), minAvail.IntVal, false, nil
-	case minAvail != nil:
-		expected, unmanaged, err = c.controllersScale(pods)
-		if err != nil {
-			return 0, 0, false, err
-		}
-		n, err := intstr.GetScaledValueFromIntOrPercent(minAvail, int(expected), true)
-		if err != nil {
-			return 0, 0, false, err
-		}
-		return expected, int32(n), unmanaged, nil
+	// maxUnavailable, when set, is the one that counts.
+	bound, isMax := pdb.Spec.MaxUnavailable, true
+	if bound == nil {
+		bound, isMax = pdb.Spec.MinAvailable, false
 	}
-	return 0, 0, false, nil
+	switch {
+	case bound == nil:
+		return 0, 0, false, nil
+	case !isMax && bound.Type == intstr.Int:
+		return int32(len(pods)), bound.IntVal, false, nil
+	}
+	expected, unmanaged, err = c.controllersScale(pods)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(bound, int(expected), true)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if isMax {
+		return expected, max(expected-int32(n), 0), unmanaged, nil
+	}
+	return expected, int32(n), unmanaged, nil
 }
 
 // controllersScale sums the desired replicas of the controllers of pods,
@@ -248,7 +247,7 @@ func (c *Controller) expectedPods(pdb *policyv1.PodDisruptionBudget, pods []*cor
 func (c *Controller) controllersScale(pods []*corev1.Pod) (total int32, unmanaged bool, err error) {
 	scales := map[types.UID]int32{}
 	for _, p := range pods {
-		ref := metav1.GetControllerOf(p)
+		ref := controllerutil.ControllerRef(p)
 		if ref == nil {
 			unmanaged = true
 			continue
@@ -290,9 +289,9 @@ func (c *Controller) scaleOf(ref *metav1.OwnerReference, ns string) (types.UID, 
 	if err != nil {
 		return "", 0, false, err
 	}
-	dref := metav1.GetControllerOf(rs)
+	dref := controllerutil.ControllerRef(rs)
 	if dref == nil || groupKind(dref) != deploymentKind {
-		return rs.UID, replicas(rs.Spec.Replicas), true, nil
+		return rs.UID, ptr.Deref(rs.Spec.Replicas, 1), true, nil
 	}
 	d, err := c.deployments.Deployments(ns).Get(dref.Name)
 	if apierrors.IsNotFound(err) || (err == nil && d.UID != dref.UID) {
@@ -301,22 +300,11 @@ func (c *Controller) scaleOf(ref *metav1.OwnerReference, ns string) (types.UID, 
 	if err != nil {
 		return "", 0, false, err
 	}
-	return d.UID, replicas(d.Spec.Replicas), true, nil
+	return d.UID, ptr.Deref(d.Spec.Replicas, 1), true, nil
 }
 
 func groupKind(ref *metav1.OwnerReference) schema.GroupKind {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return schema.GroupKind{}
-	}
-	return gv.WithKind(ref.Kind).GroupKind()
-}
-
-func replicas(n *int32) int32 {
-	if n == nil {
-		return 1
-	}
-	return *n
+	return schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
 }
 
 // disruptedPods keeps the entries of status.disruptedPods whose pod has
