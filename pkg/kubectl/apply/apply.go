@@ -466,16 +466,23 @@ func creatingPatchError(modified []byte, current runtime.Object, err error) erro
 	return fmt.Errorf("creating patch with:\noriginal:\n%s\nmodified:\n%s\n\ncurrent:\n%s\n\nfor: %w", original, modified, cur, err)
 }
 
+// deleteOptions are what --cascade and --grace-period ask of the deletions
+// apply makes (--force's and --prune's).
+func (o *Options) deleteOptions() metav1.DeleteOptions {
+	opts := metav1.DeleteOptions{PropagationPolicy: &o.deleteOpts.CascadingStrategy}
+	if o.deleteOpts.GracePeriod >= 0 {
+		opts.GracePeriodSeconds = ptr.To(int64(o.deleteOpts.GracePeriod))
+	}
+	return opts
+}
+
 // deleteAndCreate replaces the live object by the one in the file: it is
 // deleted as --cascade and --grace-period say, awaited for --timeout (zero:
 // it must be gone at once) and created again. If the new object is refused,
 // the old one is put back and the refusal still reported.
 func (o *Options) deleteAndCreate(ctx context.Context, h *resource.Helper, info *resource.Info, current runtime.Object, modified []byte) (runtime.Object, error) {
-	opts := &metav1.DeleteOptions{PropagationPolicy: &o.deleteOpts.CascadingStrategy}
-	if o.deleteOpts.GracePeriod >= 0 {
-		opts.GracePeriodSeconds = ptr.To(int64(o.deleteOpts.GracePeriod))
-	}
-	if _, err := h.DeleteWithOptions(info.Namespace, info.Name, opts); err != nil {
+	opts := o.deleteOptions()
+	if _, err := h.DeleteWithOptions(info.Namespace, info.Name, &opts); err != nil {
 		return nil, err
 	}
 	if err := wait.PollUntilContextTimeout(ctx, time.Second, o.deleteOpts.Timeout, true, func(context.Context) (bool, error) {

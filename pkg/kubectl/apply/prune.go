@@ -3,17 +3,16 @@ package apply
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/dynamic"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/prune"
-	"k8s.io/utils/ptr"
 )
 
 // PruneOptions are kubectl's allowlist pruning: after a clean apply,
@@ -77,24 +76,26 @@ func (o *Options) prune(ctx context.Context, f cmdutil.Factory, v visited) error
 	if err != nil {
 		return fmt.Errorf("error retrieving RESTMappings to prune: %w", err)
 	}
-	namespaces := sets.List(v.namespaces)
-	sort.Strings(namespaces)
-	for _, ns := range namespaces {
+	p, err := o.printer("pruned")
+	if err != nil {
+		return err
+	}
+	for _, ns := range sets.List(v.namespaces) {
 		for _, m := range namespaced {
-			if err := o.pruneMapping(ctx, client, ns, m, v.uids); err != nil {
+			if err := o.pruneMapping(ctx, client, p, ns, m, v.uids); err != nil {
 				return fmt.Errorf("error pruning namespaced object %v: %w", m.GroupVersionKind, err)
 			}
 		}
 	}
 	for _, m := range clusterScoped {
-		if err := o.pruneMapping(ctx, client, metav1.NamespaceNone, m, v.uids); err != nil {
+		if err := o.pruneMapping(ctx, client, p, metav1.NamespaceNone, m, v.uids); err != nil {
 			return fmt.Errorf("error pruning nonNamespaced object %v: %w", m.GroupVersionKind, err)
 		}
 	}
 	return nil
 }
 
-func (o *Options) pruneMapping(ctx context.Context, client dynamic.Interface, ns string, m *meta.RESTMapping, keep sets.Set[types.UID]) error {
+func (o *Options) pruneMapping(ctx context.Context, client dynamic.Interface, p printers.ResourcePrinter, ns string, m *meta.RESTMapping, keep sets.Set[types.UID]) error {
 	rc := client.Resource(m.Resource).Namespace(ns)
 	list, err := rc.List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 	if err != nil {
@@ -107,20 +108,13 @@ func (o *Options) pruneMapping(ctx context.Context, client dynamic.Interface, ns
 			continue
 		}
 		if o.DryRun != cmdutil.DryRunClient {
-			opts := metav1.DeleteOptions{PropagationPolicy: &o.deleteOpts.CascadingStrategy}
-			if o.deleteOpts.GracePeriod >= 0 {
-				opts.GracePeriodSeconds = ptr.To(int64(o.deleteOpts.GracePeriod))
-			}
+			opts := o.deleteOptions()
 			if o.DryRun == cmdutil.DryRunServer {
 				opts.DryRun = []string{metav1.DryRunAll}
 			}
 			if err := rc.Delete(ctx, item.GetName(), opts); err != nil {
 				return err
 			}
-		}
-		p, err := o.printer("pruned")
-		if err != nil {
-			return err
 		}
 		if err := p.PrintObj(item, o.streams.Out); err != nil {
 			return err
