@@ -254,7 +254,7 @@ func (o *Options) evictOne(ctx context.Context, pod corev1.Pod, timeout time.Dur
 	if o.dry == cmdutil.DryRunServer {
 		return nil
 	}
-	if _, err := o.waitForDelete(ctx, []corev1.Pod{active}, "evicted", "eviction failed"); err != nil {
+	if err := o.waitForDelete(ctx, []corev1.Pod{active}, "evicted", "eviction failed"); err != nil {
 		return fmt.Errorf("error when waiting for pod %q in namespace %q to terminate: %w", pod.Name, pod.Namespace, err)
 	}
 	return nil
@@ -304,15 +304,14 @@ func (o *Options) deletePods(ctx context.Context, pods []corev1.Pod) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.globalTimeout())
 	defer cancel()
-	_, err := o.waitForDelete(ctx, pods, "deleted", "deletion failed")
-	return err
+	return o.waitForDelete(ctx, pods, "deleted", "deletion failed")
 }
 
 // waitForDelete polls each second until every pod is gone (or replaced by
 // one of the same name), printing "pod/x <done>" for each, or until a pod
 // has been terminating past --skip-wait-for-delete-timeout.
-func (o *Options) waitForDelete(ctx context.Context, pods []corev1.Pod, done, failed string) ([]corev1.Pod, error) {
-	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+func (o *Options) waitForDelete(ctx context.Context, pods []corev1.Pod, done, failed string) error {
+	return wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		var waiting []corev1.Pod
 		for i := range pods {
 			pod := &pods[i]
@@ -338,5 +337,4 @@ func (o *Options) waitForDelete(ctx context.Context, pods []corev1.Pod, done, fa
 		pods = waiting
 		return len(pods) == 0, nil
 	})
-	return pods, err
 }
