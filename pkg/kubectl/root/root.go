@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/annotate"
 	kapiresources "k8s.io/kubectl/pkg/cmd/apiresources"
 	"k8s.io/kubectl/pkg/cmd/clusterinfo"
+	"k8s.io/kubectl/pkg/cmd/drain"
 	"k8s.io/kubectl/pkg/cmd/explain"
 	"k8s.io/kubectl/pkg/cmd/label"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -23,7 +24,6 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/kubectl/config"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/delete"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/describe"
-	"github.com/kube-lite/kube-lite/pkg/kubectl/drain"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/get"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/logs"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/rollout"
@@ -72,9 +72,6 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		scale.NewCmd(f, streams),
 		rollout.NewCmd(f, streams),
 		wait.NewCmd(f, streams),
-		drain.NewCordonCmd(f, streams),
-		drain.NewUncordonCmd(f, streams),
-		drain.NewDrainCmd(f, streams),
 		apiresources.NewCmd(f, streams),
 		version.NewCmd(f, streams),
 		auth.NewCmd(f, streams),
@@ -86,6 +83,11 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		explain.NewCmdExplain(cmd.Use, f, streams),
 		kapiresources.NewCmdAPIVersions(f, streams),
 		clusterinfo.NewCmdClusterInfo(f, streams),
+		// Node maintenance: drain evicts through pods/eviction, which
+		// honours PodDisruptionBudgets as Kubernetes does.
+		drain.NewCmdCordon(f, streams),
+		drain.NewCmdUncordon(f, streams),
+		drain.NewCmdDrain(f, streams),
 	)
 	return cmd
 }
