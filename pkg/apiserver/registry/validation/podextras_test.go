@@ -53,6 +53,26 @@ func TestPodSpecExtrasAsUpstream(t *testing.T) {
 			"spec.containers[0].ports[0].hostPort: Invalid value: 82: must match `containerPort` when `hostNetwork` is true",
 			`spec.containers[0].lifecycle.preStop.sleep: Invalid value: 31: must be non-negative and less than terminationGracePeriodSeconds (30)`,
 		}},
+		{"container restart rules", func(s *corev1.PodSpec) {
+			never := corev1.ContainerRestartPolicyNever
+			s.Containers = append(s.Containers, s.Containers[0], s.Containers[0])
+			s.Containers[1].Name, s.Containers[2].Name = "b", "c"
+			s.Containers[0].RestartPolicy = &never
+			s.Containers[0].RestartPolicyRules = []corev1.ContainerRestartRule{
+				{Action: "Reboot", ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: "Is", Values: []int32{1}}},
+				{Action: corev1.ContainerRestartRuleActionRestart},
+				{Action: corev1.ContainerRestartRuleActionRestartAllContainers, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}},
+			}
+			s.Containers[1].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}}}}
+			s.Containers[2].RestartPolicy = ptr.To(corev1.ContainerRestartPolicy("Sometimes"))
+		}, []string{
+			`spec.containers[0].restartPolicyRules[0].action: Unsupported value: "Reboot": supported values: "Restart", "RestartAllContainers"`,
+			`spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn"`,
+			`spec.containers[0].restartPolicyRules[1].exitCodes: Required value: must be specified`,
+			`spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used`,
+			`spec.containers[2].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,7 +54,9 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(ctrPath, ""))
 	}
 	for i := range spec.Containers {
-		errs = append(errs, container(&spec.Containers[i], names, volumes, spec, spec.HostNetwork, ctrPath.Index(i))...)
+		c := &spec.Containers[i]
+		errs = append(errs, container(c, names, volumes, spec, spec.HostNetwork, ctrPath.Index(i))...)
+		errs = append(errs, containerRestartRules(c, ctrPath.Index(i))...)
 	}
 
 	errs = append(errs, enum(string(spec.RestartPolicy), fldPath.Child("restartPolicy"),
@@ -486,6 +488,46 @@ func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[str
 		}
 	}
 	errs = append(errs, fileKeyRefVolumes(c.Env, spec, volumes, fldPath.Child("env"))...)
+	return errs
+}
+
+// containerRestartRules checks a regular container's own restartPolicy and
+// restartPolicyRules as upstream 1.36 (ContainerRestartRules, and
+// RestartAllContainers as an action, both on by default there).
+func containerRestartRules(c *corev1.Container, fldPath *field.Path) field.ErrorList {
+	// Unlike enum, an empty value is an unsupported one here, as upstream.
+	oneOf := func(v string, p *field.Path, allowed ...string) field.ErrorList {
+		if slices.Contains(allowed, v) {
+			return nil
+		}
+		return field.ErrorList{field.NotSupported(p, v, allowed)}
+	}
+	var errs field.ErrorList
+	policyPath, rulesPath := fldPath.Child("restartPolicy"), fldPath.Child("restartPolicyRules")
+	switch {
+	case c.RestartPolicy == nil && len(c.RestartPolicyRules) > 0:
+		errs = append(errs, field.Required(policyPath, "must specify restartPolicy when restart rules are used"))
+	case c.RestartPolicy != nil:
+		errs = append(errs, oneOf(string(*c.RestartPolicy), policyPath, string(corev1.ContainerRestartPolicyAlways),
+			string(corev1.ContainerRestartPolicyNever), string(corev1.ContainerRestartPolicyOnFailure))...)
+	}
+	if n := len(c.RestartPolicyRules); n > 20 {
+		errs = append(errs, field.TooMany(rulesPath, n, 20))
+	}
+	for i, rule := range c.RestartPolicyRules {
+		p := rulesPath.Index(i)
+		errs = append(errs, oneOf(string(rule.Action), p.Child("action"),
+			string(corev1.ContainerRestartRuleActionRestart), string(corev1.ContainerRestartRuleActionRestartAllContainers))...)
+		if rule.ExitCodes == nil {
+			errs = append(errs, field.Required(p.Child("exitCodes"), "must be specified"))
+			continue
+		}
+		errs = append(errs, oneOf(string(rule.ExitCodes.Operator), p.Child("exitCodes", "operator"),
+			string(corev1.ContainerRestartRuleOnExitCodesOpIn), string(corev1.ContainerRestartRuleOnExitCodesOpNotIn))...)
+		if n := len(rule.ExitCodes.Values); n > 255 {
+			errs = append(errs, field.TooMany(p.Child("exitCodes", "values"), n, 255))
+		}
+	}
 	return errs
 }
 
