@@ -68,10 +68,10 @@ func podRequests(pod *v1.Pod) v1.ResourceList {
 
 // restartAllContainersFeature is the node feature upstream's kubelet
 // declares when it restarts a pod's containers in place on a
-// RestartAllContainers rule (alpha in 1.35/1.36, off by default); this
-// kubelet does not, so such a pod is refused as upstream's
-// declared-features admission refuses it, instead of running with the rule
-// silently ignored.
+// RestartAllContainers rule (alpha in 1.35, beta and on by default in
+// 1.36); this kubelet does not implement it, so such a pod is refused as
+// upstream's declared-features admission refuses it on a node without the
+// feature, instead of running with the rule silently ignored.
 const restartAllContainersFeature = "RestartAllContainersOnContainerExits"
 
 // unavailableFeatures lists the node features the pod's spec needs that
