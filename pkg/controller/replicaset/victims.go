@@ -12,10 +12,6 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 )
 
-// deletionCostAnnotation lets users say which pods of a ReplicaSet to
-// remove first on scale-down (lower cost first), as upstream honours it.
-const deletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
-
 // podsToDelete picks the n of active to delete as upstream's ReplicaSet
 // controller ranks them: unscheduled, pending and not-ready pods first; then
 // a lower pod-deletion-cost; then pods on nodes crowded with pods of this
@@ -63,14 +59,11 @@ func (c *Controller) relatedPods(rs *appsv1.ReplicaSet, all []*corev1.Pod) []*co
 	return out
 }
 
-// deletionCost is the pod's pod-deletion-cost; a missing or malformed one
-// counts as 0 (the apiserver refuses malformed values on create anyway).
+// deletionCost is the pod's pod-deletion-cost annotation, which lets users
+// say which pods go first on scale-down (lower cost first); a missing or
+// malformed one counts as 0.
 func deletionCost(p *corev1.Pod) int32 {
-	v, ok := p.Annotations[deletionCostAnnotation]
-	if !ok {
-		return 0
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
+	n, err := strconv.ParseInt(p.Annotations[corev1.PodDeletionCost], 10, 32)
 	if err != nil {
 		return 0
 	}
