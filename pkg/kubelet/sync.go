@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -257,7 +258,11 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			return time.Second
 		}
 	}
-	sandboxCfg := kl.sandboxConfig(pod, sandbox.Metadata.GetAttempt())
+	// The sandbox's config is only needed to start or pull, which a steady
+	// pod does not: built then, once per sync, it spares re-reading
+	// resolv.conf (for a dnsConfig) and the hostname on every sync.
+	sandboxAttempt := sandbox.Metadata.GetAttempt()
+	sandboxCfg := sync.OnceValue(func() *runtimeapi.PodSandboxConfig { return kl.sandboxConfig(pod, sandboxAttempt) })
 	podIP := rp.podIP()
 	if pod.Spec.HostNetwork {
 		podIP = kl.cfg.NodeIP
@@ -640,8 +645,9 @@ func matchingRestartRule(spec *v1.Container, exitCode int32) (v1.ContainerRestar
 
 // startEnv is what starting any of a pod's containers needs in one sync.
 type startEnv struct {
-	sandboxID  string
-	sandboxCfg *runtimeapi.PodSandboxConfig
+	sandboxID string
+	// sandboxCfg builds the sandbox's config on first use.
+	sandboxCfg func() *runtimeapi.PodSandboxConfig
 	podIP      string
 	mounts     volume.Mounted
 	// waiting collects why containers wait, for the status.
@@ -660,7 +666,7 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	key := string(pod.UID) + "/" + c.Name
 	var attempt uint32
 	if prev == nil {
-		attempt = nextAttemptFromLogs(filepath.Join(env.sandboxCfg.LogDirectory, c.Name))
+		attempt = nextAttemptFromLogs(filepath.Join(kl.podLogDir(pod.Namespace, pod.Name, pod.UID), c.Name))
 	} else {
 		attempt = prev.Metadata.GetAttempt() + 1
 		finished := time.Unix(0, prev.FinishedAt)
@@ -677,7 +683,7 @@ func (kl *Kubelet) startOrBackOff(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		waiting[c.Name] = &v1.ContainerStateWaiting{Reason: reason, Message: msg}
 		return after, false
 	}
-	if err := kl.startContainer(ctx, pod, c, attempt, env.sandboxID, env.sandboxCfg, env.podIP, env.mounts); err != nil {
+	if err := kl.startContainer(ctx, pod, c, attempt, env.sandboxID, env.sandboxCfg(), env.podIP, env.mounts); err != nil {
 		if ctx.Err() != nil {
 			return 0, false // interrupted: nothing failed
 		}
@@ -814,7 +820,7 @@ func (kl *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	// (ContainerCreating, its IP, conditions), as upstream's does.
 	env.publish()
 	begin := kl.clock.Now()
-	_, err = kl.runtime.PullImage(ctx, image, env.sandboxCfg)
+	_, err = kl.runtime.PullImage(ctx, image, env.sandboxCfg())
 	kl.metrics.timedOp("pull_image", kl.clock.Since(begin), err)
 	if err != nil {
 		if ctx.Err() != nil {
