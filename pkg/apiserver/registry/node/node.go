@@ -213,9 +213,7 @@ func taints(ts []corev1.Taint, fldPath *field.Path) field.ErrorList {
 	for i, t := range ts {
 		p := fldPath.Index(i)
 		errs = append(errs, metav1validation.ValidateLabelName(t.Key, p.Child("key"))...)
-		for _, msg := range utilvalidation.IsValidLabelValue(t.Value) {
-			errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
-		}
+		errs = append(errs, validation.Messages(p.Child("value"), t.Value, utilvalidation.IsValidLabelValue(t.Value))...)
 		switch t.Effect {
 		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
 		case "":

@@ -232,9 +232,7 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 	errs = append(errs, stateTransitions(st.InitContainerStatuses, old.Status.InitContainerStatuses, &old.Spec, statusPath.Child("initContainerStatuses"))...)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(st.QOSClass, old.Status.QOSClass, statusPath.Child("qosClass"))...)
 	if st.NominatedNodeName != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(st.NominatedNodeName) {
-			errs = append(errs, field.Invalid(statusPath.Child("nominatedNodeName"), st.NominatedNodeName, msg))
-		}
+		errs = append(errs, regvalidation.Messages(statusPath.Child("nominatedNodeName"), st.NominatedNodeName, validation.IsDNS1123Subdomain(st.NominatedNodeName))...)
 	}
 	errs = append(errs, ip(st.PodIP, statusPath.Child("podIP"))...)
 	errs = append(errs, ip(st.HostIP, statusPath.Child("hostIP"))...)

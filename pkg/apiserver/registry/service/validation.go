@@ -31,9 +31,7 @@ func Validate(s *corev1.Service, oldSourceRanges []string) field.ErrorList {
 		if spec.ExternalName == "" {
 			errs = append(errs, field.Required(p, ""))
 		} else {
-			for _, msg := range utilvalidation.IsDNS1123Subdomain(spec.ExternalName) {
-				errs = append(errs, field.Invalid(p, spec.ExternalName, msg))
-			}
+			errs = append(errs, validation.Messages(p, spec.ExternalName, utilvalidation.IsDNS1123Subdomain(spec.ExternalName))...)
 		}
 		if spec.ClusterIP != "" && !headless {
 			errs = append(errs, field.Forbidden(specPath.Child("clusterIP"), "may not be set for ExternalName services"))
@@ -90,9 +88,7 @@ func Validate(s *corev1.Service, oldSourceRanges []string) field.ErrorList {
 	errs = append(errs, ipFamilies(spec, specPath)...)
 	if c := spec.LoadBalancerClass; c != nil {
 		if spec.Type == corev1.ServiceTypeLoadBalancer {
-			for _, msg := range utilvalidation.IsQualifiedName(*c) {
-				errs = append(errs, field.Invalid(specPath.Child("loadBalancerClass"), *c, msg))
-			}
+			errs = append(errs, validation.Messages(specPath.Child("loadBalancerClass"), *c, utilvalidation.IsQualifiedName(*c))...)
 		} else {
 			errs = append(errs, field.Forbidden(specPath.Child("loadBalancerClass"), "may only be used when `type` is 'LoadBalancer'"))
 		}
@@ -143,34 +139,24 @@ func ports(s *corev1.Service, fldPath *field.Path) field.ErrorList {
 			errs = append(errs, field.Required(pp.Child("name"), ""))
 		}
 		if p.Name != "" {
-			for _, msg := range utilvalidation.IsDNS1123Label(p.Name) {
-				errs = append(errs, field.Invalid(pp.Child("name"), p.Name, msg))
-			}
+			errs = append(errs, validation.Messages(pp.Child("name"), p.Name, utilvalidation.IsDNS1123Label(p.Name))...)
 			if names[p.Name] {
 				errs = append(errs, field.Duplicate(pp.Child("name"), p.Name))
 			}
 			names[p.Name] = true
 		}
-		for _, msg := range utilvalidation.IsValidPortNum(int(p.Port)) {
-			errs = append(errs, field.Invalid(pp.Child("port"), p.Port, msg))
-		}
+		errs = append(errs, validation.Messages(pp.Child("port"), p.Port, utilvalidation.IsValidPortNum(int(p.Port)))...)
 		errs = append(errs, validation.Protocol(p.Protocol, pp.Child("protocol"))...)
 		if p.TargetPort.Type == intstr.String {
-			for _, msg := range utilvalidation.IsValidPortName(p.TargetPort.StrVal) {
-				errs = append(errs, field.Invalid(pp.Child("targetPort"), p.TargetPort.StrVal, msg))
-			}
+			errs = append(errs, validation.Messages(pp.Child("targetPort"), p.TargetPort.StrVal, utilvalidation.IsValidPortName(p.TargetPort.StrVal))...)
 		} else {
-			for _, msg := range utilvalidation.IsValidPortNum(int(p.TargetPort.IntVal)) {
-				errs = append(errs, field.Invalid(pp.Child("targetPort"), p.TargetPort.IntVal, msg))
-			}
+			errs = append(errs, validation.Messages(pp.Child("targetPort"), p.TargetPort.IntVal, utilvalidation.IsValidPortNum(int(p.TargetPort.IntVal)))...)
 		}
 		if p.NodePort != 0 {
 			if s.Spec.Type == corev1.ServiceTypeClusterIP || s.Spec.Type == corev1.ServiceTypeExternalName {
 				errs = append(errs, field.Forbidden(pp.Child("nodePort"), fmt.Sprintf("may not be used when `type` is '%s'", s.Spec.Type)))
 			} else {
-				for _, msg := range utilvalidation.IsValidPortNum(int(p.NodePort)) {
-					errs = append(errs, field.Invalid(pp.Child("nodePort"), p.NodePort, msg))
-				}
+				errs = append(errs, validation.Messages(pp.Child("nodePort"), p.NodePort, utilvalidation.IsValidPortNum(int(p.NodePort)))...)
 			}
 		}
 		key := duplicatePort{Protocol: string(p.Protocol), Port: p.Port}

@@ -49,7 +49,7 @@ func DNSLabel(value string, fldPath *field.Path) field.ErrorList {
 	if value == "" {
 		return field.ErrorList{field.Required(fldPath, "")}
 	}
-	return messages(fldPath, value, validation.IsDNS1123Label(value))
+	return Messages(fldPath, value, validation.IsDNS1123Label(value))
 }
 
 // MaxDataSize bounds the summed values of a ConfigMap or Secret (1 MiB), as
@@ -61,7 +61,7 @@ const MaxDataSize = 1 << 20
 func DataKeys[V any](data map[string]V, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for k := range data {
-		errs = append(errs, messages(fldPath.Key(k), k, validation.IsConfigMapKey(k))...)
+		errs = append(errs, Messages(fldPath.Key(k), k, validation.IsConfigMapKey(k))...)
 	}
 	return errs
 }
@@ -94,9 +94,9 @@ func FrozenData(immutable, oldImmutable *bool, maps ...DataChange) field.ErrorLi
 	return errs
 }
 
-// messages turns the []string answers of the apimachinery predicates into
+// Messages turns the []string answers of the apimachinery predicates into
 // Invalid errors on fldPath.
-func messages(fldPath *field.Path, value interface{}, msgs []string) field.ErrorList {
+func Messages(fldPath *field.Path, value interface{}, msgs []string) field.ErrorList {
 	var errs field.ErrorList
 	for _, m := range msgs {
 		errs = append(errs, field.Invalid(fldPath, value, m))

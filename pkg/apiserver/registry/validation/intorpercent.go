@@ -15,9 +15,7 @@ func IntOrPercent(v intstr.IntOrString, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	switch v.Type {
 	case intstr.String:
-		for _, msg := range utilvalidation.IsValidPercent(v.StrVal) {
-			allErrs = append(allErrs, field.Invalid(fldPath, v, msg))
-		}
+		allErrs = append(allErrs, Messages(fldPath, v, utilvalidation.IsValidPercent(v.StrVal))...)
 	case intstr.Int:
 		allErrs = append(allErrs, NonnegativeField(int64(v.IntValue()), fldPath)...)
 	default:

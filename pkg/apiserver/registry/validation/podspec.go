@@ -73,13 +73,13 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	errs = append(errs, dnsConfig(spec.DNSConfig, spec.DNSPolicy, fldPath.Child("dnsConfig"))...)
 	errs = append(errs, topologySpreadConstraints(spec.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
 	for i, g := range spec.ReadinessGates {
-		errs = append(errs, messages(fldPath.Child("readinessGates").Index(i).Child("conditionType"), string(g.ConditionType),
+		errs = append(errs, Messages(fldPath.Child("readinessGates").Index(i).Child("conditionType"), string(g.ConditionType),
 			validation.IsQualifiedName(string(g.ConditionType)))...)
 	}
 	gates := sets.New[string]()
 	for i, g := range spec.SchedulingGates {
 		gp := fldPath.Child("schedulingGates").Index(i)
-		errs = append(errs, messages(gp, g.Name, validation.IsQualifiedName(g.Name))...)
+		errs = append(errs, Messages(gp, g.Name, validation.IsQualifiedName(g.Name))...)
 		if gates.Has(g.Name) {
 			errs = append(errs, field.Duplicate(gp, g.Name))
 		}
@@ -89,7 +89,7 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		ap := fldPath.Child("hostAliases").Index(i)
 		errs = append(errs, validation.IsValidIPForLegacyField(ap.Child("ip"), a.IP, true, nil)...)
 		for j, h := range a.Hostnames {
-			errs = append(errs, messages(ap.Child("hostnames").Index(j), h, validation.IsDNS1123Subdomain(h))...)
+			errs = append(errs, Messages(ap.Child("hostnames").Index(j), h, validation.IsDNS1123Subdomain(h))...)
 		}
 	}
 	if os := spec.OS; os != nil {
@@ -103,20 +103,20 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	}
 	errs = append(errs, hostPortConflicts(spec, fldPath)...)
 	if spec.NodeName != "" {
-		errs = append(errs, messages(fldPath.Child("nodeName"), spec.NodeName, validation.IsDNS1123Subdomain(spec.NodeName))...)
+		errs = append(errs, Messages(fldPath.Child("nodeName"), spec.NodeName, validation.IsDNS1123Subdomain(spec.NodeName))...)
 	}
 	if spec.ServiceAccountName != "" {
-		errs = append(errs, messages(fldPath.Child("serviceAccountName"), spec.ServiceAccountName,
+		errs = append(errs, Messages(fldPath.Child("serviceAccountName"), spec.ServiceAccountName,
 			validation.IsDNS1123Subdomain(spec.ServiceAccountName))...)
 	}
 	if spec.Hostname != "" {
-		errs = append(errs, messages(fldPath.Child("hostname"), spec.Hostname, validation.IsDNS1123Label(spec.Hostname))...)
+		errs = append(errs, Messages(fldPath.Child("hostname"), spec.Hostname, validation.IsDNS1123Label(spec.Hostname))...)
 	}
 	if spec.Subdomain != "" {
-		errs = append(errs, messages(fldPath.Child("subdomain"), spec.Subdomain, validation.IsDNS1123Label(spec.Subdomain))...)
+		errs = append(errs, Messages(fldPath.Child("subdomain"), spec.Subdomain, validation.IsDNS1123Label(spec.Subdomain))...)
 	}
 	if spec.PriorityClassName != "" {
-		errs = append(errs, messages(fldPath.Child("priorityClassName"), spec.PriorityClassName,
+		errs = append(errs, Messages(fldPath.Child("priorityClassName"), spec.PriorityClassName,
 			validation.IsDNS1123Subdomain(spec.PriorityClassName))...)
 	}
 	if spec.PreemptionPolicy != nil {
@@ -245,7 +245,7 @@ func Tolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.Err
 		}
 		switch t.Operator {
 		case corev1.TolerationOpEqual, "":
-			errs = append(errs, messages(p.Child("value"), t.Value, validation.IsValidLabelValue(t.Value))...)
+			errs = append(errs, Messages(p.Child("value"), t.Value, validation.IsValidLabelValue(t.Value))...)
 		case corev1.TolerationOpExists:
 			if t.Value != "" {
 				errs = append(errs, field.Invalid(p.Child("operator"), t.Value,
@@ -454,7 +454,7 @@ func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[str
 	if c.Name == "" {
 		errs = append(errs, field.Required(namePath, ""))
 	} else {
-		errs = append(errs, messages(namePath, c.Name, validation.IsDNS1123Label(c.Name))...)
+		errs = append(errs, Messages(namePath, c.Name, validation.IsDNS1123Label(c.Name))...)
 		if names.Has(c.Name) {
 			errs = append(errs, field.Duplicate(namePath, c.Name))
 		}
@@ -564,7 +564,7 @@ func ports(ps []corev1.ContainerPort, hostNetwork bool, fldPath *field.Path) fie
 	for i, p := range ps {
 		ip := fldPath.Index(i)
 		if p.Name != "" {
-			errs = append(errs, messages(ip.Child("name"), p.Name, validation.IsValidPortName(p.Name))...)
+			errs = append(errs, Messages(ip.Child("name"), p.Name, validation.IsValidPortName(p.Name))...)
 			if names.Has(p.Name) {
 				errs = append(errs, field.Duplicate(ip.Child("name"), p.Name))
 			}
@@ -573,10 +573,10 @@ func ports(ps []corev1.ContainerPort, hostNetwork bool, fldPath *field.Path) fie
 		if p.ContainerPort == 0 {
 			errs = append(errs, field.Required(ip.Child("containerPort"), ""))
 		} else {
-			errs = append(errs, messages(ip.Child("containerPort"), p.ContainerPort, validation.IsValidPortNum(int(p.ContainerPort)))...)
+			errs = append(errs, Messages(ip.Child("containerPort"), p.ContainerPort, validation.IsValidPortNum(int(p.ContainerPort)))...)
 		}
 		if p.HostPort != 0 {
-			errs = append(errs, messages(ip.Child("hostPort"), p.HostPort, validation.IsValidPortNum(int(p.HostPort)))...)
+			errs = append(errs, Messages(ip.Child("hostPort"), p.HostPort, validation.IsValidPortNum(int(p.HostPort)))...)
 			if hostNetwork && p.HostPort != p.ContainerPort {
 				errs = append(errs, field.Invalid(ip.Child("hostPort"), p.HostPort,
 					"must match `containerPort` when `hostNetwork` is true"))
@@ -628,7 +628,7 @@ func envVars(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {
 		} else {
 			// Upstream relaxed env var names (RelaxedEnvironmentVariableValidation, GA
 			// in 1.34): any printable ASCII but '='.
-			errs = append(errs, messages(ip.Child("name"), ev.Name, validation.IsRelaxedEnvVarName(ev.Name))...)
+			errs = append(errs, Messages(ip.Child("name"), ev.Name, validation.IsRelaxedEnvVarName(ev.Name))...)
 		}
 		if ev.ValueFrom == nil {
 			continue
@@ -685,9 +685,9 @@ func fieldRefPath(p string, allowed []string, fldPath *field.Path) field.ErrorLi
 	if base, key, ok := splitSubscript(p); ok {
 		switch base {
 		case "metadata.annotations":
-			return messages(fldPath, strings.ToLower(key), validation.IsQualifiedName(strings.ToLower(key)))
+			return Messages(fldPath, strings.ToLower(key), validation.IsQualifiedName(strings.ToLower(key)))
 		case "metadata.labels":
-			return messages(fldPath, key, validation.IsQualifiedName(key))
+			return Messages(fldPath, key, validation.IsQualifiedName(key))
 		}
 		return field.ErrorList{field.Invalid(pathPath, p, "error converting fieldPath: field label does not support subscript: "+p)}
 	}
@@ -763,7 +763,7 @@ func fileKeyRef(ref *corev1.FileKeySelector, fldPath *field.Path) field.ErrorLis
 	if ref.Key == "" {
 		errs = append(errs, field.Required(fldPath.Child("key"), ""))
 	} else {
-		errs = append(errs, messages(fldPath.Child("key"), ref.Key, validation.IsRelaxedEnvVarName(ref.Key))...)
+		errs = append(errs, Messages(fldPath.Child("key"), ref.Key, validation.IsRelaxedEnvVarName(ref.Key))...)
 	}
 	if ref.Path == "" {
 		errs = append(errs, field.Required(fldPath.Child("path"), ""))
@@ -805,7 +805,7 @@ func keyRef(name, key string, fldPath *field.Path) field.ErrorList {
 	if key == "" {
 		errs = append(errs, field.Required(fldPath.Child("key"), ""))
 	} else {
-		errs = append(errs, messages(fldPath.Child("key"), key, validation.IsConfigMapKey(key))...)
+		errs = append(errs, Messages(fldPath.Child("key"), key, validation.IsConfigMapKey(key))...)
 	}
 	return errs
 }
@@ -815,7 +815,7 @@ func envFrom(srcs []corev1.EnvFromSource, fldPath *field.Path) field.ErrorList {
 	for i, s := range srcs {
 		ip := fldPath.Index(i)
 		if s.Prefix != "" {
-			errs = append(errs, messages(ip.Child("prefix"), s.Prefix, validation.IsRelaxedEnvVarName(s.Prefix))...)
+			errs = append(errs, Messages(ip.Child("prefix"), s.Prefix, validation.IsRelaxedEnvVarName(s.Prefix))...)
 		}
 		switch {
 		case s.ConfigMapRef != nil && s.SecretRef != nil:
@@ -872,7 +872,7 @@ func probe(p *corev1.Probe, successMustBeOne bool, fldPath *field.Path) field.Er
 	h := &p.ProbeHandler
 	errs := handler(setPointerFields(h), h.Exec, h.HTTPGet, h.TCPSocket, fldPath)
 	if h.GRPC != nil {
-		errs = append(errs, messages(fldPath.Child("grpc", "port"), h.GRPC.Port, validation.IsValidPortNum(int(h.GRPC.Port)))...)
+		errs = append(errs, Messages(fldPath.Child("grpc", "port"), h.GRPC.Port, validation.IsValidPortNum(int(h.GRPC.Port)))...)
 	}
 	errs = append(errs, NonnegativeField(int64(p.InitialDelaySeconds), fldPath.Child("initialDelaySeconds"))...)
 	errs = append(errs, NonnegativeField(int64(p.TimeoutSeconds), fldPath.Child("timeoutSeconds"))...)
@@ -921,7 +921,7 @@ func handler(set []string, exec *corev1.ExecAction, get *corev1.HTTPGetAction, t
 		errs = append(errs, portNumOrName(get.Port, p.Child("port"))...)
 		errs = append(errs, enum(string(get.Scheme), p.Child("scheme"), string(corev1.URISchemeHTTP), string(corev1.URISchemeHTTPS))...)
 		for i, hdr := range get.HTTPHeaders {
-			errs = append(errs, messages(p.Child("httpHeaders").Index(i).Child("name"), hdr.Name, validation.IsHTTPHeaderName(hdr.Name))...)
+			errs = append(errs, Messages(p.Child("httpHeaders").Index(i).Child("name"), hdr.Name, validation.IsHTTPHeaderName(hdr.Name))...)
 		}
 	}
 	if tcp != nil {
@@ -933,7 +933,7 @@ func handler(set []string, exec *corev1.ExecAction, get *corev1.HTTPGetAction, t
 // PortNumOrName accepts a port number (1-65535) or an IANA service name.
 func portNumOrName(port intstr.IntOrString, fldPath *field.Path) field.ErrorList {
 	if port.Type == intstr.String {
-		return messages(fldPath, port.StrVal, validation.IsValidPortName(port.StrVal))
+		return Messages(fldPath, port.StrVal, validation.IsValidPortName(port.StrVal))
 	}
-	return messages(fldPath, port.IntVal, validation.IsValidPortNum(int(port.IntVal)))
+	return Messages(fldPath, port.IntVal, validation.IsValidPortNum(int(port.IntVal)))
 }

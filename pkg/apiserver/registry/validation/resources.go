@@ -52,7 +52,7 @@ func ResourceRequirements(req *corev1.ResourceRequirements, fldPath *field.Path)
 // domain, one of upstream's standard resources.
 func ResourceName(name corev1.ResourceName, fldPath *field.Path) field.ErrorList {
 	s := string(name)
-	if errs := messages(fldPath, s, validation.IsQualifiedName(s)); len(errs) > 0 {
+	if errs := Messages(fldPath, s, validation.IsQualifiedName(s)); len(errs) > 0 {
 		return errs
 	}
 	if !strings.Contains(s, "/") && !standardResource(name) {
@@ -117,7 +117,7 @@ func ResourceList(list corev1.ResourceList, fldPath *field.Path) field.ErrorList
 	var errs field.ErrorList
 	for name, q := range list {
 		p := fldPath.Key(string(name))
-		errs = append(errs, messages(p, string(name), validation.IsQualifiedName(string(name)))...)
+		errs = append(errs, Messages(p, string(name), validation.IsQualifiedName(string(name)))...)
 		errs = append(errs, NonnegativeQuantity(q, p)...)
 	}
 	return errs

@@ -96,7 +96,7 @@ func nodeSelectorTerm(t *corev1.NodeSelectorTerm, fldPath *field.Path) field.Err
 			continue
 		}
 		for j, v := range r.Values {
-			errs = append(errs, messages(p.Child("values").Index(j), v, validation.IsDNS1123Subdomain(v))...)
+			errs = append(errs, Messages(p.Child("values").Index(j), v, validation.IsDNS1123Subdomain(v))...)
 		}
 	}
 	return errs
@@ -121,7 +121,7 @@ func podAffinityTerm(t *corev1.PodAffinityTerm, fldPath *field.Path) field.Error
 	errs = append(errs, metav1validation.ValidateLabelSelector(t.NamespaceSelector, opts, fldPath.Child("namespaceSelector"))...)
 	for _, ns := range t.Namespaces {
 		// Upstream names the list "namespace" here.
-		errs = append(errs, messages(fldPath.Child("namespace"), ns, apimachineryvalidation.ValidateNamespaceName(ns, false))...)
+		errs = append(errs, Messages(fldPath.Child("namespace"), ns, apimachineryvalidation.ValidateNamespaceName(ns, false))...)
 	}
 	if t.TopologyKey == "" {
 		errs = append(errs, field.Required(fldPath.Child("topologyKey"), "can not be empty"))

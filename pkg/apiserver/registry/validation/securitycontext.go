@@ -18,16 +18,16 @@ func podSecurityContext(sc *corev1.PodSecurityContext, fldPath *field.Path) fiel
 	}
 	var errs field.ErrorList
 	if sc.FSGroup != nil {
-		errs = append(errs, messages(fldPath.Child("fsGroup"), *sc.FSGroup, validation.IsValidGroupID(*sc.FSGroup))...)
+		errs = append(errs, Messages(fldPath.Child("fsGroup"), *sc.FSGroup, validation.IsValidGroupID(*sc.FSGroup))...)
 	}
 	if sc.RunAsUser != nil {
-		errs = append(errs, messages(fldPath.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))...)
+		errs = append(errs, Messages(fldPath.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))...)
 	}
 	if sc.RunAsGroup != nil {
-		errs = append(errs, messages(fldPath.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))...)
+		errs = append(errs, Messages(fldPath.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))...)
 	}
 	for i, g := range sc.SupplementalGroups {
-		errs = append(errs, messages(fldPath.Child("supplementalGroups").Index(i), g, validation.IsValidGroupID(g))...)
+		errs = append(errs, Messages(fldPath.Child("supplementalGroups").Index(i), g, validation.IsValidGroupID(g))...)
 	}
 	errs = append(errs, sysctls(sc.Sysctls, fldPath.Child("sysctls"))...)
 	if p := sc.FSGroupChangePolicy; p != nil && *p != corev1.FSGroupChangeAlways && *p != corev1.FSGroupChangeOnRootMismatch {
@@ -129,10 +129,10 @@ func containerSecurityContext(sc *corev1.SecurityContext, hostUsers bool, fldPat
 	}
 	var errs field.ErrorList
 	if sc.RunAsUser != nil {
-		errs = append(errs, messages(fldPath.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))...)
+		errs = append(errs, Messages(fldPath.Child("runAsUser"), *sc.RunAsUser, validation.IsValidUserID(*sc.RunAsUser))...)
 	}
 	if sc.RunAsGroup != nil {
-		errs = append(errs, messages(fldPath.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))...)
+		errs = append(errs, Messages(fldPath.Child("runAsGroup"), *sc.RunAsGroup, validation.IsValidGroupID(*sc.RunAsGroup))...)
 	}
 	if pm := sc.ProcMount; pm != nil {
 		switch *pm {
