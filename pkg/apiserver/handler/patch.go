@@ -81,20 +81,23 @@ func (h *Handler) applyParsedPatch(r *http.Request, st *Store, name string, p *p
 	gvk := st.GroupVersionKind()
 	setKind(cur, gvk)
 	var (
-		obj   runtime.Object
-		value string
-		err   error
+		obj     runtime.Object
+		patched []byte
+		err     error
 	)
-	if p.mt == "application/strategic-merge-patch+json" {
+	strategic := p.mt == "application/strategic-merge-patch+json"
+	if strategic {
 		obj, err = applyStrategic(p, cur, st.New())
-		value = fmt.Sprintf("%+v", p.smp)
-	} else {
-		var patched []byte
-		patched, err = h.applyJSON(p, cur)
-		if patched != nil {
-			value = string(patched)
-			obj, _, err = h.strict.Decode(patched, &gvk, st.New())
+	} else if patched, err = h.applyJSON(p, cur); patched != nil {
+		obj, _, err = h.strict.Decode(patched, &gvk, st.New())
+	}
+	// value is the 422's field value, formatted only when a 422 is
+	// answered: not on every patch applied.
+	value := func() string {
+		if strategic {
+			return fmt.Sprintf("%+v", p.smp)
 		}
+		return string(patched)
 	}
 	var applyErr errPatchApply
 	if errors.As(err, &applyErr) {
@@ -107,14 +110,14 @@ func (h *Handler) applyParsedPatch(r *http.Request, st *Store, name string, p *p
 	if err != nil {
 		se, ok := runtime.AsStrictDecodingError(err)
 		if !ok {
-			return nil, patchInvalid(value, err.Error())
+			return nil, patchInvalid(value(), err.Error())
 		}
 		strictErrs = append(strictErrs[:len(strictErrs):len(strictErrs)], se.Errors()...)
 	}
 	if len(strictErrs) > 0 {
 		switch p.mode {
 		case metav1.FieldValidationStrict:
-			return nil, patchInvalid(value, runtime.NewStrictDecodingError(strictErrs).Error())
+			return nil, patchInvalid(value(), runtime.NewStrictDecodingError(strictErrs).Error())
 		case metav1.FieldValidationWarn:
 			info, _ := request.InfoFrom(r.Context())
 			for _, e := range strictErrs {
