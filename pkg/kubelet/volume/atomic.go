@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -112,5 +111,3 @@ func sameContent(dir string, files map[string]file) bool {
 	})
 	return err == nil && n == len(files)
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

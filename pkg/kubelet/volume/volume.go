@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -487,11 +489,7 @@ func ResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable func(
 // formatMap is a labels or annotations file: key="value" lines in key
 // order, without a newline after the last, as upstream's FormatMap.
 func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	lines := make([]string, len(keys))
 	for i, k := range keys {
 		lines[i] = fmt.Sprintf("%s=%q", k, m[k])
