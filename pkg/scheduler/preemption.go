@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -340,8 +341,10 @@ func (s *Scheduler) preempt(ctx context.Context, state *framework.CycleState, pi
 	pod := pi.Pod
 	nominated, _ := s.snapshot.Get(pod.Status.NominatedNodeName)
 	var nominatedStatus *framework.Status
-	for i, n := range nodes {
-		if i < len(statuses) && n.Node().Name == pod.Status.NominatedNodeName {
+	// Only a nomination still in the snapshot asks why its node was rejected.
+	if nominated != nil {
+		isNominated := func(n *framework.NodeInfo) bool { return n.Node().Name == pod.Status.NominatedNodeName }
+		if i := slices.IndexFunc(nodes, isNominated); i >= 0 && i < len(statuses) {
 			nominatedStatus = statuses[i]
 		}
 	}
