@@ -19,6 +19,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
 // Resource describes events; c is the clock the LAST SEEN column reads.
@@ -118,9 +119,7 @@ func Validate(e *corev1.Event) field.ErrorList {
 		if e.ReportingController == "" {
 			errs = append(errs, field.Required(field.NewPath("reportingController"), ""))
 		}
-		for _, msg := range utilvalidation.IsQualifiedName(e.ReportingController) {
-			errs = append(errs, field.Invalid(field.NewPath("reportingController"), e.ReportingController, msg))
-		}
+		errs = append(errs, validation.Messages(field.NewPath("reportingController"), e.ReportingController, utilvalidation.IsQualifiedName(e.ReportingController))...)
 		errs = append(errs, requiredWithin(e.ReportingInstance, reportingInstanceLimit, field.NewPath("reportingInstance"))...)
 		errs = append(errs, requiredWithin(e.Action, actionLimit, field.NewPath("action"))...)
 		errs = append(errs, requiredWithin(e.Reason, reasonLimit, field.NewPath("reason"))...)
@@ -128,9 +127,7 @@ func Validate(e *corev1.Event) field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath("message"), "", fmt.Sprintf("can have at most %v characters", noteLimit)))
 		}
 	}
-	for _, msg := range utilvalidation.IsDNS1123Subdomain(e.Namespace) {
-		errs = append(errs, field.Invalid(field.NewPath("namespace"), e.Namespace, msg))
-	}
+	errs = append(errs, validation.Messages(field.NewPath("namespace"), e.Namespace, utilvalidation.IsDNS1123Subdomain(e.Namespace))...)
 	return errs
 }
 

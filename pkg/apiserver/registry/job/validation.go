@@ -282,9 +282,7 @@ func validateOnPodConditions(patterns []batchv1.PodFailurePolicyOnPodConditionsP
 	}
 	for i, p := range patterns {
 		pPath := fldPath.Index(i)
-		for _, msg := range utilvalidation.IsQualifiedName(string(p.Type)) {
-			allErrs = append(allErrs, field.Invalid(pPath.Child("type"), p.Type, msg))
-		}
+		allErrs = append(allErrs, validation.Messages(pPath.Child("type"), p.Type, utilvalidation.IsQualifiedName(string(p.Type)))...)
 		statusPath := pPath.Child("status")
 		switch {
 		case p.Status == "":

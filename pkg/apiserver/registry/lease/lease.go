@@ -16,6 +16,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
 // Resource describes leases for the generic REST handler; c is the clock that
@@ -81,9 +82,7 @@ func validateStrategy(s coordinationv1.CoordinatedLeaseStrategy, fldPath *field.
 	}
 	if strings.Contains(string(s), "/") {
 		var allErrs field.ErrorList
-		for _, msg := range utilvalidation.IsQualifiedName(string(s)) {
-			allErrs = append(allErrs, field.Invalid(fldPath, s, msg))
-		}
+		allErrs = append(allErrs, validation.Messages(fldPath, s, utilvalidation.IsQualifiedName(string(s)))...)
 		return allErrs
 	}
 	if s != coordinationv1.OldestEmulationVersion {

@@ -157,9 +157,7 @@ func Validate(l *corev1.LimitRange) field.ErrorList {
 // name with a domain.
 func limitType(t string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range utilvalidation.IsQualifiedName(t) {
-		errs = append(errs, field.Invalid(fldPath, t, msg))
-	}
+	errs = append(errs, validation.Messages(fldPath, t, utilvalidation.IsQualifiedName(t))...)
 	if len(errs) > 0 || strings.Contains(t, "/") {
 		return errs
 	}

@@ -159,9 +159,7 @@ func Validate(ns *corev1.Namespace) field.ErrorList {
 // finalizerName accepts "kubernetes" and domain-qualified names.
 func finalizerName(name string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range utilvalidation.IsQualifiedName(name) {
-		errs = append(errs, field.Invalid(fldPath, name, msg))
-	}
+	errs = append(errs, validation.Messages(fldPath, name, utilvalidation.IsQualifiedName(name))...)
 	if len(errs) == 0 {
 		errs = validation.KubeFinalizerName(name, fldPath, string(corev1.FinalizerKubernetes))
 	}

@@ -12,6 +12,8 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
 // DefaultWebhook fills what upstream defaults on a webhook: fail closed,
@@ -166,9 +168,7 @@ func validateReviewVersions(versions []string, fldPath *field.Path) field.ErrorL
 	seen := sets.New[string]()
 	accepted := false
 	for i, v := range versions {
-		for _, msg := range utilvalidation.IsDNS1035Label(v) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Index(i), v, msg))
-		}
+		allErrs = append(allErrs, validation.Messages(fldPath.Index(i), v, utilvalidation.IsDNS1035Label(v))...)
 		if seen.Has(v) {
 			allErrs = append(allErrs, field.Duplicate(fldPath.Index(i), v))
 		}
@@ -223,24 +223,18 @@ func validateService(s *admissionregistrationv1.ServiceReference, fldPath *field
 	if s.Name == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("name"), "service name is required"))
 	} else {
-		for _, msg := range utilvalidation.IsDNS1123Label(s.Name) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("name"), s.Name, msg))
-		}
+		allErrs = append(allErrs, validation.Messages(fldPath.Child("name"), s.Name, utilvalidation.IsDNS1123Label(s.Name))...)
 	}
 	if s.Namespace == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("namespace"), "service namespace is required"))
 	} else {
-		for _, msg := range utilvalidation.IsDNS1123Label(s.Namespace) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("namespace"), s.Namespace, msg))
-		}
+		allErrs = append(allErrs, validation.Messages(fldPath.Child("namespace"), s.Namespace, utilvalidation.IsDNS1123Label(s.Namespace))...)
 	}
 	if p := ptr.Deref(s.Path, ""); s.Path != nil && !strings.HasPrefix(p, "/") {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("path"), p, "must start with a '/'"))
 	}
 	if s.Port != nil {
-		for _, msg := range utilvalidation.IsValidPortNum(int(*s.Port)) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("port"), *s.Port, msg))
-		}
+		allErrs = append(allErrs, validation.Messages(fldPath.Child("port"), *s.Port, utilvalidation.IsValidPortNum(int(*s.Port)))...)
 	}
 	return allErrs
 }
@@ -261,9 +255,7 @@ func validateMatchConditions(conds []admissionregistrationv1.MatchCondition, fld
 		if c.Name == "" {
 			allErrs = append(allErrs, field.Required(p.Child("name"), ""))
 		} else {
-			for _, msg := range utilvalidation.IsQualifiedName(c.Name) {
-				allErrs = append(allErrs, field.Invalid(p.Child("name"), c.Name, msg))
-			}
+			allErrs = append(allErrs, validation.Messages(p.Child("name"), c.Name, utilvalidation.IsQualifiedName(c.Name))...)
 			if seen.Has(c.Name) {
 				allErrs = append(allErrs, field.Duplicate(p.Child("name"), c.Name))
 			}
