@@ -398,7 +398,7 @@ func (c *Controller) failSafe(ctx context.Context, pdb *policyv1.PodDisruptionBu
 // stale. The kubelet's own (TerminationByKubelet) and those of pods that
 // ended stay.
 func (c *Controller) staleDisruption(p *corev1.Pod) (time.Duration, bool) {
-	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+	if !controllerutil.IsPodActive(p) {
 		return 0, false
 	}
 	for _, cond := range p.Status.Conditions {
