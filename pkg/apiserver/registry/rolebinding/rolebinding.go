@@ -18,6 +18,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/role"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
 
 // Resource describes role bindings for the generic REST handler; c is the
@@ -102,9 +103,7 @@ func Validate(ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced bool) fi
 	if ref.Name == "" {
 		allErrs = append(allErrs, field.Required(refPath.Child("name"), ""))
 	} else {
-		for _, msg := range role.ValidateName(ref.Name, false) {
-			allErrs = append(allErrs, field.Invalid(refPath.Child("name"), ref.Name, msg))
-		}
+		allErrs = append(allErrs, validation.Messages(refPath.Child("name"), ref.Name, role.ValidateName(ref.Name, false))...)
 	}
 	subjectsPath := field.NewPath("subjects")
 	for i, s := range subjects {
@@ -121,9 +120,7 @@ func validateSubject(s rbacv1.Subject, namespaced bool, fldPath *field.Path) fie
 	switch s.Kind {
 	case rbacv1.ServiceAccountKind:
 		if s.Name != "" {
-			for _, msg := range apivalidation.NameIsDNSSubdomain(s.Name, false) {
-				allErrs = append(allErrs, field.Invalid(fldPath.Child("name"), s.Name, msg))
-			}
+			allErrs = append(allErrs, validation.Messages(fldPath.Child("name"), s.Name, apivalidation.NameIsDNSSubdomain(s.Name, false))...)
 		}
 		if s.APIGroup != "" {
 			allErrs = append(allErrs, field.NotSupported(fldPath.Child("apiGroup"), s.APIGroup, []string{""}))
