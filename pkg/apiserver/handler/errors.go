@@ -97,11 +97,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	// Clients (client-go among them) wait as long as Retry-After says
-	// before they try again; the body's retryAfterSeconds alone is not read.
-	// Upstream sends it with a 429 too, but client-go then retries a
-	// refused eviction by itself, ten times, before its caller sees the
-	// 429: kube-lite's eviction tests and callers expect it at once.
-	if code >= http.StatusInternalServerError && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+	// before they try again; the body's retryAfterSeconds alone is not
+	// read. As upstream, any code carries it, the eviction's 429 of a
+	// budget still being processed among them: client-go then retries that
+	// one by itself (ten times) before its caller sees the 429.
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	w.WriteHeader(code)

@@ -44,6 +44,11 @@ func TestDrainHonoursBudget(t *testing.T) {
 	// No kubelet runs here: report the pod running and ready as one would.
 	mustKubectl(t, "patch", "pod", "guarded", "--subresource=status", "--type=merge",
 		"-p", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
+	// No disruption controller either: write the budget's status as it
+	// would. A budget it has not seen yet is refused with Retry-After, which
+	// client-go honours by itself for 100 s before kubectl drain sees it.
+	mustKubectl(t, "patch", "pdb", "guarded", "--subresource=status", "--type=merge",
+		"-p", `{"status":{"observedGeneration":1,"expectedPods":1,"currentHealthy":1,"desiredHealthy":1,"disruptionsAllowed":0}}`)
 
 	out := mustKubectl(t, "get", "pdb", "guarded")
 	if got, want := header(out), []string{"NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED", "DISRUPTIONS", "AGE"}; !slices.Equal(got, want) {

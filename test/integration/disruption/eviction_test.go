@@ -32,7 +32,13 @@ func TestEvictionSpendsTheBudget(t *testing.T) {
 		Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 	})
 
-	wantRefused(t, evict(ctx, c, "a", nil), "The disruption budget web is still being processed by the server.")
+	// As upstream: a budget its controller has not seen yet asks the
+	// client to come back in 10 s, in the header and in the details.
+	retry, st := evictRaw(ctx, t, s.Config, "a")
+	wantRefused(t, &apierrors.StatusError{ErrStatus: st}, "The disruption budget web is still being processed by the server.")
+	if retry != "10" || st.Details.RetryAfterSeconds != 10 {
+		t.Errorf("429 of a budget still being processed: Retry-After %q, retryAfterSeconds %d, want 10 and 10", retry, st.Details.RetryAfterSeconds)
+	}
 
 	pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, CurrentHealthy: 3, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 1}
 	if _, err := c.PolicyV1().PodDisruptionBudgets(ns).UpdateStatus(ctx, pdb, metav1.UpdateOptions{}); err != nil {
@@ -59,6 +65,10 @@ func TestEvictionSpendsTheBudget(t *testing.T) {
 	}
 
 	wantRefused(t, evict(ctx, c, "b", nil), "The disruption budget web needs 2 healthy pods and has 3 currently")
+	// A spent budget suggests no time to come back: no Retry-After.
+	if retry, st := evictRaw(ctx, t, s.Config, "b"); st.Code != http.StatusTooManyRequests || retry != "" || st.Details == nil || st.Details.RetryAfterSeconds != 0 {
+		t.Errorf("429 of a spent budget: %d, Retry-After %q, details %+v, want 429 with neither", st.Code, retry, st.Details)
+	}
 	if going(ctx, t, c, "b") {
 		t.Error("pod b is being deleted although its eviction was refused")
 	}

@@ -4,8 +4,11 @@
 package disruption
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -65,6 +69,36 @@ func createBudget(ctx context.Context, t *testing.T, c kubernetes.Interface, nam
 
 func evict(ctx context.Context, c kubernetes.Interface, name string, opts *metav1.DeleteOptions) error {
 	return c.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, DeleteOptions: opts})
+}
+
+// evictRaw posts an eviction over plain HTTP and returns the answer's
+// Retry-After header and Status as sent: client-go would retry a 429
+// carrying Retry-After by itself, ten times, before its caller saw it.
+func evictRaw(ctx context.Context, t *testing.T, cfg *rest.Config, name string) (string, metav1.Status) {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":%q}}`, name)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Host+"/api/v1/namespaces/"+ns+"/pods/"+name+"/eviction", bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st metav1.Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatalf("eviction of %s: %d with a body that is no Status: %v", name, resp.StatusCode, err)
+	}
+	if int(st.Code) != resp.StatusCode {
+		t.Fatalf("eviction of %s: HTTP %d, Status code %d", name, resp.StatusCode, st.Code)
+	}
+	return resp.Header.Get("Retry-After"), st
 }
 
 // wantRefused checks a 429 of a budget, with the cause a user reads.
