@@ -60,7 +60,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 		writeError(w, r, err)
 		return
 	}
-	out, gone, err := h.deleteOne(r, st, ns, name, opts, dry)
+	out, gone, err := h.deleteOne(r, st, ns, name, nil, opts, dry)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -123,15 +123,22 @@ func wantedFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 
 // deleteOne deletes or marks one object, retrying on concurrent writes. It
 // returns the object's last state and whether it is gone (or, with dry,
-// would be).
-func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, bool, error) {
+// would be). known, when not nil, is the object as its caller has just
+// written it: the first attempt starts from it instead of reading it again
+// (a write since then fails the attempt's resourceVersion precondition,
+// and the next attempt reads).
+func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, known runtime.Object, opts *metav1.DeleteOptions, dry bool) (runtime.Object, bool, error) {
 	ctx := r.Context()
 	key := st.Key(ns, name)
 	gr := st.groupResource()
 	for {
-		cur := st.New()
-		if err := st.Storage.Get(ctx, key, cur); err != nil {
-			return nil, false, storageError(err, gr, name)
+		cur := known
+		known = nil
+		if cur == nil {
+			cur = st.New()
+			if err := st.Storage.Get(ctx, key, cur); err != nil {
+				return nil, false, storageError(err, gr, name)
+			}
 		}
 		if err := st.checkPreconditions(opts.Preconditions, cur); err != nil {
 			return nil, false, err
@@ -234,7 +241,7 @@ func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, st *S
 	}
 	for _, item := range items {
 		m := metaOf(item)
-		if _, _, err := h.deleteOne(r, st, m.GetNamespace(), m.GetName(), opts, dry); err != nil && !apierrors.IsNotFound(err) {
+		if _, _, err := h.deleteOne(r, st, m.GetNamespace(), m.GetName(), nil, opts, dry); err != nil && !apierrors.IsNotFound(err) {
 			writeError(w, r, err)
 			return
 		}

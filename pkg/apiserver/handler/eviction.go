@@ -124,6 +124,7 @@ func (h *Handler) evictPod(r *http.Request, st *Store, ns, name string, opts *me
 // for the condition's write, and then means the pod as it wrote it).
 func (h *Handler) disruptAndDelete(r *http.Request, st *Store, ns, name string, opts *metav1.DeleteOptions) error {
 	dry := len(opts.DryRun) > 0
+	var written runtime.Object
 	if !dry {
 		out := st.New()
 		err := st.Storage.GuaranteedUpdate(r.Context(), st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
@@ -140,8 +141,9 @@ func (h *Handler) disruptAndDelete(r *http.Request, st *Store, ns, name string, 
 		if p := opts.Preconditions; p != nil && p.ResourceVersion != nil {
 			opts = withResourceVersion(opts, metaOf(out).GetResourceVersion())
 		}
+		written = out
 	}
-	_, _, err := h.deleteOne(r, st, ns, name, opts, dry)
+	_, _, err := h.deleteOne(r, st, ns, name, written, opts, dry)
 	return err
 }
 
