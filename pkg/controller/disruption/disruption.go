@@ -57,6 +57,7 @@ type Controller struct {
 	pods        corelisters.PodLister
 	replicaSets appslisters.ReplicaSetLister
 	deployments appslisters.DeploymentLister
+	scales      Scales
 	synced      []cache.InformerSynced
 	queue       controllerutil.Queue
 	stale       controllerutil.Queue
@@ -67,9 +68,10 @@ type Controller struct {
 }
 
 // New wires the controller to its informers. The ReplicaSet and Deployment
-// informers give the scale that a percentage (or maxUnavailable) is taken of.
+// informers, and scales for pods of any other controller, give the scale
+// that a percentage (or maxUnavailable) is taken of.
 func New(client kubernetes.Interface, pdbs policyinformers.PodDisruptionBudgetInformer, pods coreinformers.PodInformer,
-	replicaSets appsinformers.ReplicaSetInformer, deployments appsinformers.DeploymentInformer,
+	replicaSets appsinformers.ReplicaSetInformer, deployments appsinformers.DeploymentInformer, scales Scales,
 	mp workqueue.MetricsProvider, clk clock.Clock) *Controller {
 	c := &Controller{
 		client:      client,
@@ -77,6 +79,7 @@ func New(client kubernetes.Interface, pdbs policyinformers.PodDisruptionBudgetIn
 		pods:        pods.Lister(),
 		replicaSets: replicaSets.Lister(),
 		deployments: deployments.Lister(),
+		scales:      scales,
 		synced: []cache.InformerSynced{pdbs.Informer().HasSynced, pods.Informer().HasSynced,
 			replicaSets.Informer().HasSynced, deployments.Informer().HasSynced},
 		queue:  controllerutil.NewQueue(Name, mp),
@@ -181,7 +184,7 @@ func (c *Controller) trySync(ctx context.Context, key string, pdb *policyv1.PodD
 	if len(pods) == 0 {
 		c.Events.Eventf(pdb, corev1.EventTypeNormal, "NoPods", "No matching pods found")
 	}
-	expected, desired, unmanaged, err := c.expectedPods(pdb, pods)
+	expected, desired, unmanaged, err := c.expectedPods(ctx, pdb, pods)
 	if err != nil {
 		c.Events.Eventf(pdb, corev1.EventTypeWarning, "CalculateExpectedPodCountFailed", "Failed to calculate the number of expected pods: %v", err)
 		return err
@@ -216,7 +219,7 @@ func (c *Controller) podsOf(pdb *policyv1.PodDisruptionBudget) ([]*corev1.Pod, e
 // a percentage, or maxUnavailable, is taken of the scale of the pods'
 // controllers. unmanaged reports pods without a controller, which such a
 // budget cannot account for.
-func (c *Controller) expectedPods(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged bool, err error) {
+func (c *Controller) expectedPods(ctx context.Context, pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged bool, err error) {
 	// maxUnavailable, when set, is the one that counts.
 	bound, isMax := pdb.Spec.MaxUnavailable, true
 	if bound == nil {
@@ -228,7 +231,7 @@ func (c *Controller) expectedPods(pdb *policyv1.PodDisruptionBudget, pods []*cor
 	case !isMax && bound.Type == intstr.Int:
 		return int32(len(pods)), bound.IntVal, false, nil
 	}
-	expected, unmanaged, err = c.controllersScale(pods)
+	expected, unmanaged, err = c.controllersScale(ctx, pods)
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -244,7 +247,7 @@ func (c *Controller) expectedPods(pdb *policyv1.PodDisruptionBudget, pods []*cor
 
 // controllersScale sums the desired replicas of the controllers of pods,
 // each counted once.
-func (c *Controller) controllersScale(pods []*corev1.Pod) (total int32, unmanaged bool, err error) {
+func (c *Controller) controllersScale(ctx context.Context, pods []*corev1.Pod) (total int32, unmanaged bool, err error) {
 	scales := map[types.UID]int32{}
 	for _, p := range pods {
 		ref := controllerutil.ControllerRef(p)
@@ -255,7 +258,7 @@ func (c *Controller) controllersScale(pods []*corev1.Pod) (total int32, unmanage
 		if _, ok := scales[ref.UID]; ok {
 			continue
 		}
-		uid, scale, found, err := c.scaleOf(ref, p.Namespace)
+		uid, scale, found, err := c.scaleOf(ctx, ref, p.Namespace)
 		if err != nil {
 			return 0, false, err
 		}
@@ -270,30 +273,52 @@ func (c *Controller) controllersScale(pods []*corev1.Pod) (total int32, unmanage
 	return total, unmanaged, nil
 }
 
-var (
-	replicaSetKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind()
-	deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
-)
-
-// scaleOf finds the controller a pod's controllerRef names and its
-// desired replicas: a Deployment's for the pods of its ReplicaSets (its
-// rollouts move pods between them), a lone ReplicaSet's otherwise.
-func (c *Controller) scaleOf(ref *metav1.OwnerReference, ns string) (types.UID, int32, bool, error) {
-	if groupKind(ref) != replicaSetKind {
-		return "", 0, false, nil
-	}
-	rs, err := c.replicaSets.ReplicaSets(ns).Get(ref.Name)
-	if apierrors.IsNotFound(err) || (err == nil && rs.UID != ref.UID) {
-		return "", 0, false, nil
-	}
+// scaleOf finds the controller a pod's controllerRef names and its desired
+// replicas, trying in upstream's order: the Deployment of the pod's
+// ReplicaSet (its rollouts move pods between ReplicaSets), a ReplicaSet no
+// Deployment controls, then the scale subresource of whatever the owner is.
+// The first two read the caches; the last one asks the apiserver.
+func (c *Controller) scaleOf(ctx context.Context, ref *metav1.OwnerReference, ns string) (types.UID, int32, bool, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return "", 0, false, err
+		return "", 0, false, fmt.Errorf("controller of pod: %w", err)
 	}
+	if ref.Kind == "ReplicaSet" && workloadGroups[gv.Group] {
+		rs, err := c.replicaSets.ReplicaSets(ns).Get(ref.Name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return "", 0, false, err
+		}
+		if err == nil && rs.UID == ref.UID {
+			if uid, n, found, err := c.deploymentOf(rs); err != nil || found {
+				return uid, n, found, err
+			}
+			// A ReplicaSet a missing Deployment still controls is left to
+			// the scale subresource, as upstream leaves it.
+			if dref := controllerutil.ControllerRef(rs); dref == nil || dref.Kind != "Deployment" {
+				return rs.UID, ptr.Deref(rs.Spec.Replicas, 1), true, nil
+			}
+		}
+	}
+	return c.scales.scaleOf(ctx, ref, gv, ns)
+}
+
+// workloadGroups are the groups whose ReplicaSet and Deployment kinds
+// upstream's disruption controller reads from its caches.
+var workloadGroups = map[string]bool{"apps": true, "extensions": true}
+
+func (c *Controller) deploymentOf(rs *appsv1.ReplicaSet) (types.UID, int32, bool, error) {
 	dref := controllerutil.ControllerRef(rs)
-	if dref == nil || groupKind(dref) != deploymentKind {
-		return rs.UID, ptr.Deref(rs.Spec.Replicas, 1), true, nil
+	if dref == nil || dref.Kind != "Deployment" {
+		return "", 0, false, nil
 	}
-	d, err := c.deployments.Deployments(ns).Get(dref.Name)
+	gv, err := schema.ParseGroupVersion(dref.APIVersion)
+	if err != nil {
+		return "", 0, false, fmt.Errorf("controller of replica set %s: %w", rs.Name, err)
+	}
+	if !workloadGroups[gv.Group] {
+		return "", 0, false, nil
+	}
+	d, err := c.deployments.Deployments(rs.Namespace).Get(dref.Name)
 	if apierrors.IsNotFound(err) || (err == nil && d.UID != dref.UID) {
 		return "", 0, false, nil
 	}
@@ -301,10 +326,6 @@ func (c *Controller) scaleOf(ref *metav1.OwnerReference, ns string) (types.UID, 
 		return "", 0, false, err
 	}
 	return d.UID, ptr.Deref(d.Spec.Replicas, 1), true, nil
-}
-
-func groupKind(ref *metav1.OwnerReference) schema.GroupKind {
-	return schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
 }
 
 // disruptedPods keeps the entries of status.disruptedPods whose pod has

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/deployment"
 	"github.com/kube-lite/kube-lite/pkg/controller/disruption"
@@ -56,12 +54,10 @@ func startGarbageCollector(_ context.Context, cc *controllerContext) (runFunc, e
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cc.config)
+	disc, mapper, err := cc.restMapper()
 	if err != nil {
-		return nil, fmt.Errorf("discovery client: %w", err)
+		return nil, err
 	}
-	cached := memory.NewMemCacheClient(disc)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 	c := garbagecollector.New(dyn, disc, mapper, mapper.Reset, cc.metrics)
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentGCSyncs) }, nil
 }
@@ -120,9 +116,18 @@ func startTTLAfterFinished(_ context.Context, cc *controllerContext) (runFunc, e
 }
 
 func startDisruption(_ context.Context, cc *controllerContext) (runFunc, error) {
+	dyn, err := dynamic.NewForConfig(cc.config)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disc, mapper, err := cc.restMapper()
+	if err != nil {
+		return nil, err
+	}
 	f := cc.informers
 	c := disruption.New(cc.client, f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(),
-		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(), cc.metrics, cc.clock)
+		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(),
+		disruption.Scales{Mapper: mapper, Client: dyn, Discovery: disc}, cc.metrics, cc.clock)
 	c.Events = cc.recorder("controllermanager")
 	return func(ctx context.Context) { c.Run(ctx, 1) }, nil
 }

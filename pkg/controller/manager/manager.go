@@ -11,11 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
@@ -32,6 +35,27 @@ type controllerContext struct {
 	metrics   *controllerutil.QueueMetrics
 	clock     clock.Clock
 	events    record.EventBroadcaster
+
+	// One discovery cache and REST mapper serve every controller that maps
+	// kinds to resources, as upstream's controller-manager shares one.
+	discoveryOnce sync.Once
+	discovery     discovery.DiscoveryInterface
+	mapper        *restmapper.DeferredDiscoveryRESTMapper
+	discoveryErr  error
+}
+
+// restMapper returns the shared discovery client and REST mapper.
+func (cc *controllerContext) restMapper() (discovery.DiscoveryInterface, *restmapper.DeferredDiscoveryRESTMapper, error) {
+	cc.discoveryOnce.Do(func() {
+		disc, err := discovery.NewDiscoveryClientForConfig(cc.config)
+		if err != nil {
+			cc.discoveryErr = fmt.Errorf("discovery client: %w", err)
+			return
+		}
+		cc.discovery = disc
+		cc.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	})
+	return cc.discovery, cc.mapper, cc.discoveryErr
 }
 
 // recorder returns an event recorder reporting as component (upstream's

@@ -12,8 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -29,7 +33,16 @@ func TestControllerKeepsBudgetStatus(t *testing.T) {
 	ctx := testCtx(t)
 	c := s.Client
 	f := informers.NewSharedInformerFactory(c, 0)
-	dc := disruption.New(c, f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(), nil, clock.RealClock{})
+	dyn, err := dynamic.NewForConfig(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scales := disruption.Scales{Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), Client: dyn, Discovery: disc}
+	dc := disruption.New(c, f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(), scales, nil, clock.RealClock{})
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { stop(); <-done })
@@ -67,29 +80,38 @@ func TestControllerKeepsBudgetStatus(t *testing.T) {
 	wantRefused(t, evict(ctx, c, "b", nil), "The disruption budget web needs 3 healthy pods and has 3 currently")
 
 	// A percentage over pods whose controller is not there cannot be
-	// worked out: the budget allows nothing, and says why.
-	orphanOwner := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "gone", UID: "0000", Controller: ptr.To(true)}
-	p := runningPod(ctx, t, c, "orphan", true, orphanOwner)
-	p.Labels = map[string]string{"app": "batch"}
-	if _, err := c.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	createBudget(ctx, t, c, "batch", policyv1.PodDisruptionBudgetSpec{
-		MinAvailable: ptr.To(intstr.FromString("50%")),
-		Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "batch"}},
-	})
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		pdb, err := c.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "batch", metav1.GetOptions{})
-		if err != nil {
-			return false, err
+	// worked out: the budget allows nothing, and says why. Nor can one over
+	// pods of a kind without a scale subresource, such as a Job's.
+	for _, tc := range []struct {
+		app   string
+		owner metav1.OwnerReference
+		cause string
+	}{
+		{"gone", metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "gone", UID: "0000", Controller: ptr.To(true)}, `found no controllers for pod "gone"`},
+		{"batch", metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "batch", UID: "0001", Controller: ptr.To(true)}, "jobs.batch does not implement the scale subresource"},
+	} {
+		p := runningPod(ctx, t, c, tc.app, true, &tc.owner)
+		p.Labels = map[string]string{"app": tc.app}
+		if _, err := c.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
 		}
-		cond := apimeta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
-		return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == policyv1.SyncFailedReason &&
-			cond.Message == `found no controllers for pod "orphan"` && pdb.Status.DisruptionsAllowed == 0, nil
-	})
-	if err != nil {
-		pdb, _ := c.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "batch", metav1.GetOptions{})
-		t.Fatalf("budget over a pod with a missing controller: status %+v, want DisruptionAllowed False SyncFailed `found no controllers for pod \"orphan\"`", pdb.Status)
+		createBudget(ctx, t, c, tc.app, policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromString("50%")),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": tc.app}},
+		})
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			pdb, err := c.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, tc.app, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			cond := apimeta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
+			return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == policyv1.SyncFailedReason &&
+				cond.Message == tc.cause && pdb.Status.DisruptionsAllowed == 0, nil
+		})
+		if err != nil {
+			pdb, _ := c.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, tc.app, metav1.GetOptions{})
+			t.Fatalf("budget over a pod of %s %s: status %+v, want DisruptionAllowed False SyncFailed %q", tc.owner.Kind, tc.owner.Name, pdb.Status, tc.cause)
+		}
 	}
 }
 
