@@ -202,9 +202,10 @@ func NewValidator(f cmdutil.Factory, directive string) (resource.ContentValidato
 }
 
 // Run applies (apply=true) or creates every object in the files. As with
-// kubectl, a document that cannot be read, mapped or validated ends its
-// file there: the objects read before it are still sent, and its error is
-// reported first among the others, after them.
+// kubectl, a document that cannot be parsed or has no kind ends its file
+// there (the objects read before it are still sent, and its error is
+// reported first among the others, after them); one of a kind the server
+// does not serve, or that the server refuses, fails alone.
 func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error {
 	if cmdutil.IsFilenameSliceEmpty(o.Filenames.Filenames, o.Filenames.Kustomize) {
 		return fmt.Errorf("must specify one of -f and -k")

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/yaml"
@@ -98,10 +97,33 @@ func (v *Validator) problems(data []byte) ([]string, error) {
 	return v.objectProblems(obj)
 }
 
-// objectProblems checks one decoded document.
+// objectProblems checks one decoded document. As kubectl does, a kind whose
+// PATCH the server documents with the fieldValidation parameter is left to
+// the server (apply and create send --validate's level as that parameter):
+// the server then refuses that one object, and the documents after it are
+// still sent. Only what the server cannot check is checked here.
 func (v *Validator) objectProblems(obj map[string]interface{}) ([]string, error) {
 	if obj == nil {
 		return nil, nil
+	}
+	gvk, problems := kindOf(obj)
+	if len(problems) > 0 {
+		return problems, nil
+	}
+	if items, ok := obj["items"].([]interface{}); ok && strings.HasSuffix(gvk.Kind, "List") {
+		return v.listProblems(items)
+	}
+	if doc := v.spec(gvk.GroupVersion()); doc != nil && serverValidates(doc, gvk) {
+		return nil, nil
+	}
+	return v.schemaProblems(obj, gvk), nil
+}
+
+// kindOf is the document's group, version and kind, or what keeps it from
+// having them.
+func kindOf(obj map[string]interface{}) (schema.GroupVersionKind, []string) {
+	if obj == nil {
+		return schema.GroupVersionKind{}, []string{"invalid object to validate"}
 	}
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -113,33 +135,35 @@ func (v *Validator) objectProblems(obj map[string]interface{}) ([]string, error)
 		problems = append(problems, "kind not set")
 	}
 	if len(problems) > 0 {
-		return problems, nil
+		return schema.GroupVersionKind{}, problems
 	}
-	if items, ok := obj["items"].([]interface{}); ok && strings.HasSuffix(kind, "List") {
-		return v.listProblems(items)
-	}
-	problems = append(problems, nameProblems(kind, obj)...)
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return append(problems, err.Error()), nil
+		return schema.GroupVersionKind{}, []string{err.Error()}
 	}
-	doc := v.spec(gv)
+	return gv.WithKind(kind), nil
+}
+
+// schemaProblems walks obj against its kind's published schema. A
+// group-version or kind the server does not publish is reported by the
+// RESTMapper, which names the kind and version the user wrote.
+func (v *Validator) schemaProblems(obj map[string]interface{}, gvk schema.GroupVersionKind) []string {
+	doc := v.spec(gvk.GroupVersion())
 	if doc == nil {
-		// Unknown group-versions are reported by the RESTMapper, which
-		// names the kind and version the user wrote.
-		return problems, nil
+		return nil
 	}
-	root := findKind(doc, gv.WithKind(kind))
+	root := findKind(doc, gvk)
 	if root == nil {
-		return problems, nil
+		return nil
 	}
 	w := walker{doc: doc}
 	w.walk("", obj, root, 0)
-	return append(problems, w.problems...), nil
+	return w.problems
 }
 
-// listProblems checks each item of a List on its own: the builder sends
-// the items, never the List, so the List itself has no name to require.
+// listProblems checks each item of a List on its own, here: the server is
+// never sent the List, so kubectl checks its items on the client even for
+// kinds the server validates.
 func (v *Validator) listProblems(items []interface{}) ([]string, error) {
 	var problems []string
 	for i, item := range items {
@@ -152,9 +176,9 @@ func (v *Validator) listProblems(items []interface{}) ([]string, error) {
 		}
 		// Already decoded with the List: checked as it is, not encoded
 		// and parsed again.
-		itemProblems, err := v.objectProblems(obj)
-		if err != nil {
-			return nil, fmt.Errorf("items[%d]: %w", i, err)
+		gvk, itemProblems := kindOf(obj)
+		if len(itemProblems) == 0 {
+			itemProblems = v.schemaProblems(obj, gvk)
 		}
 		for _, p := range itemProblems {
 			problems = append(problems, fmt.Sprintf("items[%d]: %s", i, p))
@@ -177,30 +201,37 @@ func (v *Validator) spec(gv schema.GroupVersion) *spec3.OpenAPI {
 	return d
 }
 
-// nameProblems applies the name rules the server will apply, so that a
-// bad name fails before any object of a multi-document file is sent.
-func nameProblems(kind string, obj map[string]interface{}) []string {
-	md, _ := obj["metadata"].(map[string]interface{})
-	name, _ := md["name"].(string)
-	if name == "" {
-		if gn, _ := md["generateName"].(string); gn != "" {
-			return nil
+// fieldValidationParam is the query parameter through which the server
+// validates fields itself.
+const fieldValidationParam = "fieldValidation"
+
+// serverValidates reports whether doc's PATCH operation for gvk takes the
+// fieldValidation query parameter, which is how kubectl decides to leave
+// validation to the server.
+func serverValidates(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) bool {
+	if doc.Paths == nil {
+		return false
+	}
+	for _, path := range doc.Paths.Paths {
+		if path == nil || path.Patch == nil || !hasGVK(path.Patch.Extensions, gvk) {
+			continue
 		}
-		return []string{"metadata.name: Required value: name or generateName is required"}
+		for _, param := range path.Patch.Parameters {
+			if param == nil {
+				continue
+			}
+			if ref := param.Ref.String(); ref != "" && doc.Components != nil {
+				if shared, ok := doc.Components.Parameters[strings.TrimPrefix(ref, "#/components/parameters/")]; ok && shared != nil {
+					param = shared
+				}
+			}
+			if param.Name == fieldValidationParam && param.In == "query" {
+				return true
+			}
+		}
+		return false
 	}
-	var errs []string
-	switch kind {
-	case "Namespace":
-		errs = utilvalidation.IsDNS1123Label(name)
-	case "Service":
-		errs = utilvalidation.IsDNS1035Label(name)
-	default:
-		errs = utilvalidation.IsDNS1123Subdomain(name)
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("metadata.name: Invalid value: %q: %s", name, strings.Join(errs, "; "))}
+	return false
 }
 
 const gvkExtension = "x-kubernetes-group-version-kind"
@@ -210,25 +241,39 @@ func findKind(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) *spec.Schema {
 		return nil
 	}
 	for _, s := range doc.Components.Schemas {
-		raw, ok := s.Extensions[gvkExtension]
-		if !ok {
-			continue
-		}
-		b, err := json.Marshal(raw)
-		if err != nil {
-			continue
-		}
-		var gvks []struct{ Group, Version, Kind string }
-		if json.Unmarshal(b, &gvks) != nil {
-			continue
-		}
-		for _, g := range gvks {
-			if g.Group == gvk.Group && g.Version == gvk.Version && g.Kind == gvk.Kind {
-				return s
-			}
+		if hasGVK(s.Extensions, gvk) {
+			return s
 		}
 	}
 	return nil
+}
+
+// hasGVK reports whether an x-kubernetes-group-version-kind extension (a
+// list on schemas, one object on operations) names gvk.
+func hasGVK(ext spec.Extensions, gvk schema.GroupVersionKind) bool {
+	raw, ok := ext[gvkExtension]
+	if !ok {
+		return false
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return false
+	}
+	type entry struct{ Group, Version, Kind string }
+	var gvks []entry
+	if json.Unmarshal(b, &gvks) != nil {
+		var one entry
+		if json.Unmarshal(b, &one) != nil {
+			return false
+		}
+		gvks = []entry{one}
+	}
+	for _, g := range gvks {
+		if g.Group == gvk.Group && g.Version == gvk.Version && g.Kind == gvk.Kind {
+			return true
+		}
+	}
+	return false
 }
 
 type walker struct {

@@ -68,9 +68,8 @@ spec: {containers: [{name: c, imagee: busybox}]}
 			"spec.containers[0].ports[0].containerPort: expected integer, got string"},
 		{"int-or-string rejects objects", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c, ports: [{targetPort: {}}]}]}\n",
 			"spec.containers[0].ports[0].targetPort: invalid type object"},
-		{"bad name", "apiVersion: v1\nkind: Pod\nmetadata: {name: Web_1}\n", `metadata.name: Invalid value: "Web_1"`},
-		{"missing name", "apiVersion: v1\nkind: Pod\nmetadata: {}\n", "name or generateName is required"},
-		{"generateName is enough", "apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-}\n", ""},
+		{"names are left to the server", "apiVersion: v1\nkind: Pod\nmetadata: {name: Web_1}\n", ""},
+		{"a missing name is left to the server", "apiVersion: v1\nkind: Pod\nmetadata: {}\n", ""},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: x}\n", "kind not set"},
 		{"unknown group-version is left to the RESTMapper", "apiVersion: example.com/v9\nkind: Foo\nmetadata: {name: x}\nanything: 1\n", ""},
 		{"a List's items are checked, not the List's own name", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n", ""},
@@ -131,5 +130,47 @@ func TestParseDirective(t *testing.T) {
 	}
 	if _, err := ParseDirective("maybe"); err == nil {
 		t.Error("ParseDirective(maybe) accepted")
+	}
+}
+
+// withPatch is podDoc with a PATCH operation for Pod taking params.
+func withPatch(params string) string {
+	return strings.Replace(podDoc, `"paths":{}`, `"paths":{"/api/v1/namespaces/{namespace}/pods/{name}":{"patch":{
+ "x-kubernetes-group-version-kind":{"group":"","kind":"Pod","version":"v1"},"parameters":[`+params+`]}}}`, 1)
+}
+
+// As kubectl, a kind the server validates itself (its PATCH takes
+// fieldValidation) is not checked here: the server refuses that one object
+// and the documents after it are still sent. A List's items are, as the
+// server never sees the List.
+func TestServerValidatedKinds(t *testing.T) {
+	fieldValidation := `{"name":"fieldValidation","in":"query","schema":{"type":"string"}}`
+	unknownField := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspecc: {}\n"
+	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}, specc: {}}\n"
+	tests := []struct {
+		name, doc, manifest, want string // want "" means valid
+	}{
+		{"the server validates", withPatch(fieldValidation), unknownField, ""},
+		{"the server validates, through a shared parameter", strings.Replace(withPatch(`{"$ref":"#/components/parameters/fv"}`),
+			`"components":{`, `"components":{"parameters":{"fv":`+fieldValidation+`},`, 1), unknownField, ""},
+		{"the PATCH has no fieldValidation", withPatch(`{"name":"dryRun","in":"query"}`), unknownField, `unknown field "specc"`},
+		{"no PATCH for the kind", podDoc, unknownField, `unknown field "specc"`},
+		{"a List's items are still checked", withPatch(fieldValidation), list, `items[0]: unknown field "specc"`},
+		{"kind is still required", withPatch(fieldValidation), "apiVersion: v1\nmetadata: {name: web}\n", "kind not set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := fakeSource{{Version: "v1"}: tt.doc}
+			err := New(src, Strict, func(string) {}).ValidateBytes([]byte(tt.manifest))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.want)
+			}
+		})
 	}
 }

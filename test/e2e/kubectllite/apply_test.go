@@ -196,45 +196,59 @@ func TestCreate(t *testing.T) {
 	}
 }
 
-// Each bad manifest gives one clear line on stderr, exit 1, and no object
-// of its own; as with kubectl, the documents before it are still sent.
-func TestBadManifestsAreReportedAfterTheDocumentsBefore(t *testing.T) {
+// As with kubectl, a bad document fails alone: the server refuses an
+// unknown or mistyped field or a bad name (apply and create leave field
+// validation to it), a kind the server does not serve is reported by the
+// RESTMapper, and the documents on both sides are still sent. Only a
+// document that cannot be parsed, or has no kind, ends its file there.
+func TestBadManifestsFailAlone(t *testing.T) {
 	ns := namespace(t)
-	good := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n---\n"
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n---\n"
 	tests := []struct {
-		name, manifest, wantErr string
+		name, bad string
+		// wantErr starts stderr; {file} is the file.
+		wantErr  string
+		endsFile bool
 	}{
-		{"YAML syntax error", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: p\nspec: {}\n",
-			"error converting YAML to JSON: yaml: line"},
-		{"unknown field", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    imagePullPolicyy: Always\n",
-			`unknown field "spec.containers[0].imagePullPolicyy"`},
-		{"mistyped field", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: busybox, ports: [{containerPort: http}]}\n",
-			"spec.containers[0].ports[0].containerPort: expected integer, got string"},
-		{"unknown kind", good + "apiVersion: v1\nkind: Pood\nmetadata: {name: p}\n",
-			`no matches for kind "Pood" in version "v1"`},
-		{"unknown group", good + "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: p}\n",
-			`no matches for kind "Widget" in version "example.com/v1"`},
-		{"invalid name", good + "apiVersion: v1\nkind: Pod\nmetadata: {name: Not_Valid}\nspec: {containers: [{name: c, image: busybox}]}\n",
-			`metadata.name: Invalid value: "Not_Valid"`},
+		{"YAML syntax error", "apiVersion: v1\nkind: Pod\nmetadata: {name: p\nspec: {}\n---\n",
+			"error: error parsing {file}: error converting YAML to JSON: yaml: line ", true},
+		{"missing kind", "apiVersion: v1\nmetadata: {name: p}\n---\n",
+			`error: error validating "{file}": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false`, true},
+		{"unknown field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    imagePullPolicyy: Always\n---\n",
+			`Error from server (BadRequest): error when creating "{file}": Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagePullPolicyy"`, false},
+		{"mistyped field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: busybox, ports: [{containerPort: http}]}\n---\n",
+			`Error from server (BadRequest): error when creating "{file}": Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32`, false},
+		{"unknown kind", "apiVersion: v1\nkind: Pood\nmetadata: {name: p}\n---\n",
+			`error: resource mapping not found for name: "p" namespace: "" from "{file}": no matches for kind "Pood" in version "v1"`, false},
+		{"unknown group", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: p}\n---\n",
+			`error: resource mapping not found for name: "p" namespace: "" from "{file}": no matches for kind "Widget" in version "example.com/v1"`, false},
+		{"invalid name", "apiVersion: v1\nkind: Pod\nmetadata: {name: Not_Valid}\nspec: {containers: [{name: c, image: busybox}]}\n---\n",
+			`The Pod "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain must consist of`, false},
 	}
 	for i, tt := range tests {
 		for _, verb := range []string{"apply", "create"} {
 			t.Run(tt.name+"/"+verb, func(t *testing.T) {
-				cmName := fmt.Sprintf("before-%d-%s", i, verb)
-				f := writeFile(t, t.TempDir(), "bad.yaml", fmt.Sprintf(tt.manifest, cmName))
+				before, after := fmt.Sprintf("before-%d-%s", i, verb), fmt.Sprintf("after-%d-%s", i, verb)
+				f := writeFile(t, t.TempDir(), "bad.yaml", fmt.Sprintf(doc, before)+tt.bad+fmt.Sprintf(doc, after))
 				r := kubectl(t, verb, "-n", ns, "-f", f)
 				if r.code != 1 {
 					t.Fatalf("exit code %d, want 1\n%s", r.code, r)
 				}
-				errLines := lines(r.err)
-				if len(errLines) != 1 || !strings.HasPrefix(errLines[0], "error: ") || !strings.Contains(errLines[0], tt.wantErr) {
-					t.Fatalf("stderr %q, want one line starting \"error: \" containing %q", r.err, tt.wantErr)
+				if wantErr := strings.ReplaceAll(tt.wantErr, "{file}", f); len(lines(r.err)) != 1 || !strings.HasPrefix(r.err, wantErr) {
+					t.Fatalf("stderr %q, want one line starting %q", r.err, wantErr)
 				}
-				if want := "configmap/" + cmName + " created\n"; r.out != want {
-					t.Errorf("stdout %q, want %q", r.out, want)
+				wantOut := "configmap/" + before + " created\n"
+				if !tt.endsFile {
+					wantOut += "configmap/" + after + " created\n"
 				}
-				if _, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), cmName, metav1.GetOptions{}); err != nil {
-					t.Errorf("the valid document before the bad one: %v", err)
+				if r.out != wantOut {
+					t.Errorf("stdout %q, want %q", r.out, wantOut)
+				}
+				for name, want := range map[string]bool{before: true, after: !tt.endsFile} {
+					_, err := env.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+					if exists := err == nil; exists != want {
+						t.Errorf("configmap %s exists = %v (get error %v), want %v", name, exists, err, want)
+					}
 				}
 				if _, err := env.cs.CoreV1().Pods(ns).Get(context.Background(), "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 					t.Errorf("the bad object exists (get error %v)", err)
