@@ -112,6 +112,8 @@ type Controller struct {
 	// doubling with each failure up to maxPodFailureBackoff; 0 disables it.
 	PodFailureBackoff time.Duration
 	backoffs          *backoffRecords
+	// maxPodsPerSync is MaxPodCreateDeletePerSync; tests lower it.
+	maxPodsPerSync int
 
 	deletions *controllerutil.PodDeletions
 	removals  *finalizerRemovals
@@ -135,6 +137,7 @@ func New(client kubernetes.Interface, jobs batchinformers.JobInformer, pods core
 		Events:            controllerutil.NopRecorder{},
 		PodFailureBackoff: DefaultPodFailureBackoff,
 		backoffs:          newBackoffRecords(),
+		maxPodsPerSync:    MaxPodCreateDeletePerSync,
 		deletions:         controllerutil.NewPodDeletions(expectations),
 		removals:          newFinalizerRemovals(),
 		writes:            &statusWrites{rv: map[string]uint64{}},
@@ -678,6 +681,12 @@ func setSuspended(st *batchv1.JobStatus, suspended bool, now time.Time) (string,
 	return event, msg, true
 }
 
+// MaxPodCreateDeletePerSync bounds the pods one sync creates or deletes, as
+// upstream's: a Job of thousands of pods gets them over several syncs, each
+// waiting for the last one's pods to show up, so that one sync neither
+// holds a worker for long nor floods the apiserver.
+const MaxPodCreateDeletePerSync = 500
+
 // manage creates or deletes pods so that want are active; it returns by
 // how much the active count changed, as status reports it right away.
 // Terminating pods that are not to be replaced yet hold a place each. For
@@ -700,9 +709,13 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 		}
 		n := max(diff, len(stray))
 		victims := append(slices.Clip(stray), controllerutil.PodsToDelete(rest, n-len(stray))...)
-		return -n, c.deletePods(ctx, job, key, victims, false)
+		if !ptr.Deref(job.Spec.Suspend, false) {
+			// Suspending stops every pod at once, as upstream's does.
+			victims = victims[:min(len(victims), c.maxPodsPerSync)]
+		}
+		return -len(victims), c.deletePods(ctx, job, key, victims, false)
 	case diff < 0:
-		n := max(-diff-holding, 0)
+		n := min(max(-diff-holding, 0), c.maxPodsPerSync)
 		if todo != nil {
 			n = min(n, len(todo))
 		}

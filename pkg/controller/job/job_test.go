@@ -93,6 +93,7 @@ func TestSync(t *testing.T) {
 	tests := []struct {
 		name        string
 		job         *batchv1.Job
+		maxPods     int
 		phases      []corev1.PodPhase
 		after       time.Duration
 		wantCreates int
@@ -119,12 +120,27 @@ func TestSync(t *testing.T) {
 			phases: []corev1.PodPhase{ok, fail}, wantCond: batchv1.JobComplete, wantReason: batchv1.JobReasonCompletionsReached, wantStatus: "active=0 succeeded=1 failed=1 terminating=0"},
 		{name: "suspended: no pods", job: newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), phases: []corev1.PodPhase{run},
 			wantDeletes: 1, wantStatus: "active=0 succeeded=0 failed=0 terminating=0"},
+		// As upstream, one sync creates or deletes at most
+		// MaxPodCreateDeletePerSync pods (3 here); the next syncs do the rest.
+		{name: "creates at most the cap of pods a sync", maxPods: 3, job: newJob(func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](5), ptr.To[int32](5) }),
+			wantCreates: 3, wantStatus: "active=3 succeeded=0 failed=0 terminating=0"},
+		{name: "deletes at most the cap of pods a sync", maxPods: 3, job: newJob(func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](1), ptr.To[int32](5) }),
+			phases: slices.Repeat([]corev1.PodPhase{run}, 5), wantDeletes: 3, wantStatus: "active=2 succeeded=0 failed=0 terminating=0"},
+		{name: "suspending deletes every pod at once", maxPods: 3, job: newJob(func(j *batchv1.Job) {
+			j.Spec.Parallelism, j.Spec.Completions, j.Spec.Suspend = ptr.To[int32](5), ptr.To[int32](5), ptr.To(true)
+		}), phases: slices.Repeat([]corev1.PodPhase{run}, 5), wantDeletes: 5, wantStatus: "active=0 succeeded=0 failed=0 terminating=0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := clocktesting.NewFakeClock(now)
 			c, client, f := newController(ctx, tt.job, clk)
+			if c.maxPodsPerSync != MaxPodCreateDeletePerSync || MaxPodCreateDeletePerSync != 500 {
+				t.Fatalf("%d pods a sync at most, want upstream's 500", c.maxPodsPerSync)
+			}
+			if tt.maxPods > 0 {
+				c.maxPodsPerSync = tt.maxPods
+			}
 			addPods(ctx, client, f, pods(tt.job, tt.phases...)...)
 			client.ClearActions()
 			clk.Step(tt.after)
