@@ -148,6 +148,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, NotFound(r))
 		return
 	}
+	if info.APIGroup == "" && info.APIVersion == "v1" && info.Resource == "bindings" && !info.WatchPath && len(info.Parts) == 1 && info.Namespace != "" {
+		// The legacy collection form of pods/binding: create only.
+		if r.Method != http.MethodPost {
+			writeError(w, r, MethodNotAllowed(r))
+			return
+		}
+		mc, err := negotiate(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		info.Media = mc
+		h.bindCollection(w, r, info.Namespace)
+		return
+	}
 	st, ok := h.stores[gvr{info.APIGroup, info.APIVersion, info.Resource}]
 	if !ok {
 		writeError(w, r, NotFound(r))

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,23 +15,44 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
-// bind serves POST pods/{name}/binding: it sets spec.nodeName once.
+// bind serves POST pods/{name}/binding: it sets spec.nodeName once. As
+// upstream, the binding's uid and resourceVersion, when given, must be the
+// pod's.
 func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, name string) {
+	h.serveBinding(w, r, st, ns, name, true)
+}
+
+// bindCollection serves POST bindings, the legacy form of pods/binding: the
+// body names the pod. As upstream, its uid and resourceVersion are dropped
+// as on any create, so they hold the pod to nothing here.
+func (h *Handler) bindCollection(w http.ResponseWriter, r *http.Request, ns string) {
+	st, ok := h.stores[gvr{"", "v1", "pods"}]
+	if !ok {
+		writeError(w, r, NotFound(r))
+		return
+	}
+	h.serveBinding(w, r, st, ns, "", false)
+}
+
+// serveBinding binds the pod name (from the body when name is empty);
+// preconditions says whether the body's uid and resourceVersion must hold.
+func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, preconditions bool) {
 	wr, err := readWrite(r, objectTypes)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	body, mt, dry := wr.body, wr.mt, wr.dry
 	binding := &corev1.Binding{}
 	gvk := corev1.SchemeGroupVersion.WithKind("Binding")
 	var dec runtime.Decoder = h.json
-	if mt == protobufType {
+	if wr.mt == protobufType {
 		dec = h.proto
 	}
-	if _, _, err := dec.Decode(body, &gvk, binding); err != nil {
+	if _, _, err := dec.Decode(wr.body, &gvk, binding); err != nil {
 		writeError(w, r, badRequestf("the body of the request could not be decoded as Binding: %v", err))
 		return
 	}
@@ -38,7 +60,11 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 		writeError(w, r, badRequestf("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
-	if binding.Name != name {
+	switch {
+	case !preconditions:
+		name = binding.Name
+		binding.UID, binding.ResourceVersion = "", ""
+	case binding.Name != name:
 		writeError(w, r, badRequestf("name in URL does not match name in Binding object"))
 		return
 	}
@@ -46,22 +72,39 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 		writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), name, errs))
 		return
 	}
-	if dry {
-		writeStatus(w, http.StatusCreated)
+	if name == "" {
+		writeError(w, r, badRequestf("Name parameter required."))
 		return
 	}
-	gr := st.groupResource()
+	if err := h.assignPod(r.Context(), st, ns, binding, wr.dry); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeStatus(w, http.StatusCreated)
+}
+
+// assignPod sets the pod's node from the binding, once, with the binding's
+// annotations and labels. A dry run checks the same against the pod as
+// stored, so that it is refused as the real binding would be.
+func (h *Handler) assignPod(ctx context.Context, st *Store, ns string, binding *corev1.Binding, dry bool) error {
+	name := binding.Name
 	// Refusals name the binding, as upstream's: "Operation cannot be
 	// fulfilled on pods/binding ...".
 	conflict := func(format string, args ...any) error {
 		return apierrors.NewConflict(schema.GroupResource{Resource: "pods/binding"}, name, fmt.Errorf(format, args...))
 	}
-	out := st.New()
-	err = st.Storage.GuaranteedUpdate(r.Context(), st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
-		pod := cur.(*corev1.Pod).DeepCopy()
-		if binding.UID != "" && binding.UID != pod.UID {
-			return nil, conflict("precondition failed: UID in binding %s does not match the pod's %s", binding.UID, pod.UID)
+	var pre *storage.Preconditions
+	if binding.UID != "" || binding.ResourceVersion != "" {
+		pre = &storage.Preconditions{}
+		if binding.UID != "" {
+			pre.UID = &binding.UID
 		}
+		if binding.ResourceVersion != "" {
+			pre.ResourceVersion = &binding.ResourceVersion
+		}
+	}
+	update := func(cur runtime.Object) (runtime.Object, error) {
+		pod := cur.(*corev1.Pod).DeepCopy()
 		if pod.DeletionTimestamp != nil {
 			return nil, conflict("pod %s is being deleted, cannot be assigned to a host", name)
 		}
@@ -83,14 +126,31 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, st *Store, ns, na
 			}
 			pod.Annotations[k] = v
 		}
+		// As upstream since 1.35 (PodTopologyLabelsAdmission): the
+		// binding's labels overwrite the pod's.
+		for k, v := range binding.Labels {
+			if pod.Labels == nil {
+				pod.Labels = map[string]string{}
+			}
+			pod.Labels[k] = v
+		}
 		setPodScheduled(pod, metav1.NewTime(h.clock.Now()))
 		return pod, nil
-	})
-	if err != nil {
-		writeError(w, r, storageError(err, gr, name))
-		return
 	}
-	writeStatus(w, http.StatusCreated)
+	key := st.Key(ns, name)
+	if dry {
+		cur := st.New()
+		if err := st.Storage.Get(ctx, key, cur); err != nil {
+			return storageError(err, st.groupResource(), name)
+		}
+		if err := pre.Check(key, cur); err != nil {
+			return storageError(err, st.groupResource(), name)
+		}
+		_, err := update(cur)
+		return err
+	}
+	err := st.Storage.GuaranteedUpdate(ctx, key, st.New(), false, pre, update)
+	return storageError(err, st.groupResource(), name)
 }
 
 // validateBinding checks the target as upstream: a Node (the kind may be
