@@ -273,11 +273,14 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 			// with the object it was for.
 			verb := "applying"
 			var pe *patchError
+			var se *stepError
 			if !apply || op == "created" {
 				verb = "creating"
 			} else if errors.As(err, &pe) {
 				verb = fmt.Sprintf("applying patch:\n%s\nto:\n%v\nfor:", pe.patch, info)
 				err = pe.err
+			} else if errors.As(err, &se) {
+				verb, err = se.step, se.err
 			}
 			errs = append(errs, cmdutil.AddSourceToErr(verb, info.Source, err))
 			continue
@@ -374,7 +377,7 @@ func (o *Options) createOne(info *resource.Info) (string, error) {
 func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, error) {
 	modified, lastApplied, err := modifiedConfiguration(info.Object)
 	if err != nil {
-		return "", err
+		return "", &stepError{step: fmt.Sprintf("retrieving modified configuration from:\n%s\nfor:", info), err: err}
 	}
 	h := o.helperFor(info)
 	current, err := h.Get(info.Namespace, info.Name)
@@ -392,7 +395,9 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, er
 		return "created", info.Refresh(obj, true)
 	}
 	if err != nil {
-		return "", err
+		// A document without a name fails here too, as with kubectl:
+		// client-go refuses to get an empty name.
+		return "", &stepError{step: fmt.Sprintf("retrieving current configuration of:\n%s\nfrom server for:", info), err: err}
 	}
 	if a, err := meta.Accessor(current); err == nil {
 		if _, ok := a.GetAnnotations()[LastAppliedAnnotation]; !ok {
@@ -451,6 +456,16 @@ type patchError struct {
 
 func (e *patchError) Error() string { return e.err.Error() }
 func (e *patchError) Unwrap() error { return e.err }
+
+// stepError is a failure before apply computes a patch; kubectl's report
+// names the step and the object, in place of "applying".
+type stepError struct {
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
 
 // creatingPatchError is kubectl's report of a patch it could not compute,
 // which --overwrite=false gives for any field changed since the last apply.

@@ -206,24 +206,29 @@ func TestBadManifestsFailAlone(t *testing.T) {
 	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n---\n"
 	tests := []struct {
 		name, bad string
-		// wantErr starts stderr; {file} is the file.
-		wantErr  string
-		endsFile bool
+		// wantErr starts stderr, of as many lines; {file} is the file,
+		// {ns} the namespace. applyErr, if set, is apply's instead.
+		wantErr, applyErr string
+		endsFile          bool
 	}{
 		{"YAML syntax error", "apiVersion: v1\nkind: Pod\nmetadata: {name: p\nspec: {}\n---\n",
-			"error: error parsing {file}: error converting YAML to JSON: yaml: line ", true},
+			"error: error parsing {file}: error converting YAML to JSON: yaml: line ", "", true},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: p}\n---\n",
-			`error: error validating "{file}": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false`, true},
+			`error: error validating "{file}": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false`, "", true},
 		{"unknown field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    imagePullPolicyy: Always\n---\n",
-			`Error from server (BadRequest): error when creating "{file}": Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagePullPolicyy"`, false},
+			`Error from server (BadRequest): error when creating "{file}": Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagePullPolicyy"`, "", false},
 		{"mistyped field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: busybox, ports: [{containerPort: http}]}\n---\n",
-			`Error from server (BadRequest): error when creating "{file}": Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32`, false},
+			`Error from server (BadRequest): error when creating "{file}": Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32`, "", false},
 		{"unknown kind", "apiVersion: v1\nkind: Pood\nmetadata: {name: p}\n---\n",
-			`error: resource mapping not found for name: "p" namespace: "" from "{file}": no matches for kind "Pood" in version "v1"`, false},
+			`error: resource mapping not found for name: "p" namespace: "" from "{file}": no matches for kind "Pood" in version "v1"`, "", false},
 		{"unknown group", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: p}\n---\n",
-			`error: resource mapping not found for name: "p" namespace: "" from "{file}": no matches for kind "Widget" in version "example.com/v1"`, false},
+			`error: resource mapping not found for name: "p" namespace: "" from "{file}": no matches for kind "Widget" in version "example.com/v1"`, "", false},
 		{"invalid name", "apiVersion: v1\nkind: Pod\nmetadata: {name: Not_Valid}\nspec: {containers: [{name: c, image: busybox}]}\n---\n",
-			`The Pod "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain must consist of`, false},
+			`The Pod "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain must consist of`, "", false},
+		{"missing name", "apiVersion: v1\nkind: Pod\nmetadata: {labels: {a: b}}\nspec: {containers: [{name: c, image: busybox}]}\n---\n",
+			`The Pod "" is invalid: metadata.name: Required value: name or generateName is required`,
+			"error: error when retrieving current configuration of:\nResource: \"/v1, Resource=pods\", GroupVersionKind: \"/v1, Kind=Pod\"\n" +
+				"Name: \"\", Namespace: \"{ns}\"\nfrom server for: \"{file}\": resource name may not be empty", false},
 	}
 	for i, tt := range tests {
 		for _, verb := range []string{"apply", "create"} {
@@ -234,8 +239,13 @@ func TestBadManifestsFailAlone(t *testing.T) {
 				if r.code != 1 {
 					t.Fatalf("exit code %d, want 1\n%s", r.code, r)
 				}
-				if wantErr := strings.ReplaceAll(tt.wantErr, "{file}", f); len(lines(r.err)) != 1 || !strings.HasPrefix(r.err, wantErr) {
-					t.Fatalf("stderr %q, want one line starting %q", r.err, wantErr)
+				wantErr := tt.wantErr
+				if verb == "apply" && tt.applyErr != "" {
+					wantErr = tt.applyErr
+				}
+				wantErr = strings.NewReplacer("{file}", f, "{ns}", ns).Replace(wantErr)
+				if len(lines(r.err)) != len(lines(wantErr)) || !strings.HasPrefix(r.err, wantErr) {
+					t.Fatalf("stderr %q, want %d line(s) starting %q", r.err, len(lines(wantErr)), wantErr)
 				}
 				wantOut := "configmap/" + before + " created\n"
 				if !tt.endsFile {
