@@ -92,6 +92,8 @@ type Handler struct {
 	proto   *protobuf.Serializer
 	// frames lets watches that send the same shared object encode it once.
 	frames *watchFrames
+	// scale renders autoscaling/v1 Scale answers of every scale subresource.
+	scale *Store
 }
 
 type gvr struct{ group, version, resource string }
@@ -120,6 +122,7 @@ func New(cfg Config) *Handler {
 	if h.rand == nil {
 		h.rand = rand.IntN
 	}
+	h.scale = scaleStore(h.clock)
 	for _, st := range cfg.Stores {
 		h.stores[gvr{st.GroupVersion.Group, st.GroupVersion.Version, st.Name}] = st
 		h.byGR[st.groupResource()] = st

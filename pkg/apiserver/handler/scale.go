@@ -10,9 +10,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
 )
 
 var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// scaleStore describes the Scale kind for answers (it is stored nowhere):
+// with it a scale is answered as a Table or as metadata when asked, with
+// upstream's columns for `kubectl get --subresource=scale`.
+func scaleStore(c clock.PassiveClock) *Store {
+	cols := []metav1.TableColumnDefinition{
+		// Unlike most tables, upstream's gives Name no "name" format.
+		{Name: "Name", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+		tableutil.Column("Desired", "integer", 0, autoscalingv1.ScaleSpec{}.SwaggerDoc()["replicas"]),
+		tableutil.Column("Available", "integer", 0, autoscalingv1.ScaleStatus{}.SwaggerDoc()["replicas"]),
+		tableutil.AgeColumn(),
+	}
+	row := func(s *autoscalingv1.Scale) []interface{} {
+		return []interface{}{s.Name, int64(s.Spec.Replicas), int64(s.Status.Replicas), tableutil.Age(s.CreationTimestamp, c.Now())}
+	}
+	return &Store{Resource: &registry.Resource{GroupVersion: scaleGVK.GroupVersion(), Kind: scaleGVK.Kind, Table: tableutil.New(cols, row)}}
+}
 
 // scaleOf renders the autoscaling/v1 Scale of a scalable object.
 func (st *Store) scaleOf(obj runtime.Object) *autoscalingv1.Scale {
@@ -130,10 +151,5 @@ func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1
 }
 
 func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *autoscalingv1.Scale) {
-	mc, err := negotiated(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	h.writeEncoded(w, r, http.StatusOK, mc, scale)
+	h.respond(w, r, h.scale, http.StatusOK, scale)
 }
