@@ -164,6 +164,8 @@ func TestStatusUpdate(t *testing.T) {
 		{name: "valid", status: appsv1.ReplicaSetStatus{Replicas: 2, FullyLabeledReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 1, ObservedGeneration: 2}},
 		{name: "negative observedGeneration", status: appsv1.ReplicaSetStatus{ObservedGeneration: -1}, want: []string{"status.observedGeneration"}},
 		{name: "ready above replicas", status: appsv1.ReplicaSetStatus{Replicas: 1, ReadyReplicas: 2}, want: []string{"status.readyReplicas"}},
+		{name: "in upstream's order", status: appsv1.ReplicaSetStatus{AvailableReplicas: -1, ObservedGeneration: -1, TerminatingReplicas: ptr.To[int32](-1)},
+			want: []string{"status.availableReplicas", "status.observedGeneration", "status.terminatingReplicas"}},
 		{name: "available above ready", status: appsv1.ReplicaSetStatus{Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 2}, want: []string{"status.availableReplicas"}},
 	}
 	for _, tt := range tests {

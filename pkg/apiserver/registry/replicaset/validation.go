@@ -27,12 +27,14 @@ func validateStatus(status *appsv1.ReplicaSetStatus, fldPath *field.Path) field.
 		{"fullyLabeledReplicas", status.FullyLabeledReplicas},
 		{"readyReplicas", status.ReadyReplicas},
 		{"availableReplicas", status.AvailableReplicas},
-		{"terminatingReplicas", ptr.Deref(status.TerminatingReplicas, 0)},
 	}
 	for _, c := range counts {
 		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(c.value), fldPath.Child(c.name))...)
 	}
+	// Upstream's order, which differs from a Deployment's (there
+	// observedGeneration comes first): users read the errors in it.
 	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(status.ObservedGeneration, fldPath.Child("observedGeneration"))...)
+	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(ptr.Deref(status.TerminatingReplicas, 0)), fldPath.Child("terminatingReplicas"))...)
 	const msg = "cannot be greater than status.replicas"
 	for _, c := range counts[1:4] {
 		if c.value > status.Replicas {
