@@ -115,9 +115,10 @@ func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object)
 	newD, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
 	statusPath := field.NewPath("status")
 	allErrs := validateStatus(&newD.Status, statusPath)
-	if newD.Status.CollisionCount != nil && oldD.Status.CollisionCount != nil &&
-		*newD.Status.CollisionCount < *oldD.Status.CollisionCount {
-		allErrs = append(allErrs, field.Invalid(statusPath.Child("collisionCount"), *newD.Status.CollisionCount, "cannot be decremented"))
+	// Dropping the count is decrementing it too, as upstream: the
+	// controller would then hash templates as if it had never collided.
+	if old, cur := oldD.Status.CollisionCount, newD.Status.CollisionCount; old != nil && (cur == nil || *cur < *old) {
+		allErrs = append(allErrs, field.Invalid(statusPath.Child("collisionCount"), ptr.Deref(cur, 0), "cannot be decremented"))
 	}
 	return allErrs
 }

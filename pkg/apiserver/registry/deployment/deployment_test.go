@@ -212,11 +212,12 @@ func TestStatusUpdate(t *testing.T) {
 		status appsv1.DeploymentStatus
 		want   []string
 	}{
-		{name: "valid", status: appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 1, ObservedGeneration: 2}},
-		{name: "updated above replicas", status: appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 2}, want: []string{"status.updatedReplicas"}},
-		{name: "available above ready", status: appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 2}, want: []string{"status.availableReplicas"}},
-		{name: "negative unavailable", status: appsv1.DeploymentStatus{UnavailableReplicas: -1}, want: []string{"status.unavailableReplicas"}},
+		{name: "valid", status: appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 1, ObservedGeneration: 2, CollisionCount: ptr.To[int32](2)}},
+		{name: "updated above replicas", status: appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 2, CollisionCount: ptr.To[int32](2)}, want: []string{"status.updatedReplicas"}},
+		{name: "available above ready", status: appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 2, CollisionCount: ptr.To[int32](3)}, want: []string{"status.availableReplicas"}},
+		{name: "negative unavailable", status: appsv1.DeploymentStatus{UnavailableReplicas: -1, CollisionCount: ptr.To[int32](2)}, want: []string{"status.unavailableReplicas"}},
 		{name: "collisionCount decremented", status: appsv1.DeploymentStatus{CollisionCount: ptr.To[int32](1)}, want: []string{"status.collisionCount"}},
+		{name: "collisionCount dropped", status: appsv1.DeploymentStatus{}, want: []string{"status.collisionCount"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
