@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -234,16 +233,14 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 		Flatten().
 		Do()
 	if err := r.Err(); err != nil {
-		return oneLine(err)
+		return err
 	}
 	// As with kubectl, every failure is reported at the end, the files'
 	// own first; an object the server refuses does not stop the others.
 	var errs []error
 	infos, err := r.Infos()
 	if err != nil {
-		for _, e := range flatten(err) {
-			errs = append(errs, oneLine(e))
-		}
+		errs = append(errs, flatten(err)...)
 	}
 	if len(infos) == 0 && len(errs) == 0 {
 		return fmt.Errorf("no objects passed to %s", map[bool]string{true: "apply", false: "create"}[apply])
@@ -634,13 +631,4 @@ func flatten(err error) []error {
 		return utilerrors.Flatten(agg).Errors()
 	}
 	return []error{err}
-}
-
-// oneLine keeps a manifest's error on one line: the RESTMapper's "no
-// matches for kind" carries a second line of advice.
-func oneLine(err error) error {
-	if meta.IsNoMatchError(err) && strings.Contains(err.Error(), "\n") {
-		return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
-	}
-	return err
 }
