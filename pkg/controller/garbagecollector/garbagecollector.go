@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -278,7 +279,7 @@ const (
 // live owner's dependents deleted.
 func (c *Controller) ownerState(ctx context.Context, dep *node, ref metav1.OwnerReference) (ownerState, error) {
 	if o := c.graph.get(ref.UID); o != nil {
-		if o.deleting && o.hasFinalizer(metav1.FinalizerDeleteDependents) {
+		if deletingDependents(o) {
 			return ownerWaiting, nil
 		}
 		return ownerPresent, nil
@@ -355,11 +356,21 @@ func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
 		return nil
 	}
 	policy := metav1.DeletePropagationBackground
-	switch {
-	case len(waiting) > 0 && len(c.graph.dependentsOf(n.uid)) > 0:
+	switch deps := c.graph.dependentsOf(n.uid); {
+	case len(waiting) > 0 && len(deps) > 0:
 		// The owner waits for the whole subtree: delete this level in the
 		// foreground too so the wait reaches the leaves.
 		policy = metav1.DeletePropagationForeground
+		if slices.ContainsFunc(deps, deletingDependents) {
+			// A dependent already waits for its own dependents: it may be
+			// the owner waiting for this object, or wait on it through a
+			// longer cycle. As upstream (false positives included), this
+			// object stops blocking its owners, so that each of them can go
+			// while it waits for its own dependents.
+			if err := c.patchOwners(ctx, n, nil, ownerUIDs(n)); err != nil {
+				return err
+			}
+		}
 	case n.hasFinalizer(metav1.FinalizerOrphanDependents):
 		// As upstream, a finalizer the object already carries says how
 		// its own dependents go; an explicit Background would drop it.
@@ -373,6 +384,19 @@ func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
 		return nil // gone, or replaced by a new object of the same name
 	}
 	return err
+}
+
+// deletingDependents says whether n is being deleted in the foreground.
+func deletingDependents(n *node) bool {
+	return n.deleting && n.hasFinalizer(metav1.FinalizerDeleteDependents)
+}
+
+func ownerUIDs(n *node) []types.UID {
+	uids := make([]types.UID, 0, len(n.owners))
+	for _, r := range n.owners {
+		uids = append(uids, r.UID)
+	}
+	return uids
 }
 
 func (c *Controller) resource(n *node) dynamic.ResourceInterface {

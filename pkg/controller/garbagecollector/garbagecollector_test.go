@@ -14,6 +14,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 )
 
 var (
@@ -195,6 +196,54 @@ func TestForegroundDeletionUnblocksDependentWithAnotherOwner(t *testing.T) {
 		if r.UID == "rs-uid" && *r.BlockOwnerDeletion {
 			t.Fatal("dependent still blocks the owner being deleted")
 		}
+	}
+}
+
+// An object whose owner waits for it in the foreground, and which has a
+// dependent waiting in the foreground too (the same owner when they own
+// each other), stops blocking its owners before it is deleted in the
+// foreground, as upstream: else each waits for the other forever. Without
+// such a dependent it keeps blocking, so the owner waits for the subtree.
+func TestForegroundDeletionBreaksOwnershipCycles(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		childDeleting bool
+		wantBlocking  bool
+	}{
+		{name: "dependent being deleted in the foreground", childDeleting: true, wantBlocking: false},
+		{name: "dependent not being deleted", wantBlocking: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			owner := rs("a", "a-uid")
+			owner.deleting = true
+			owner.finalizers = []string{metav1.FinalizerDeleteDependents}
+			// b is owned by a; c (a itself in a cycle of two) is owned by b.
+			b := rs("b", "b-uid")
+			b.owners = []metav1.OwnerReference{ownedBy("a", "a-uid", true)}
+			child := rs("c", "c-uid")
+			child.owners = []metav1.OwnerReference{ownedBy("b", "b-uid", true)}
+			if tt.childDeleting {
+				child.deleting = true
+				child.finalizers = []string{metav1.FinalizerDeleteDependents}
+			}
+			f := newFixture(t, []obj{owner, b, child})
+			// A foreground deletion leaves b there, waiting for c.
+			f.client.PrependReactor("delete", "*", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, nil })
+			f.sync("b-uid")
+			var got []metav1.DeletionPropagation
+			for _, a := range f.client.Actions() {
+				if d, ok := a.(k8stesting.DeleteActionImpl); ok && d.DeleteOptions.PropagationPolicy != nil {
+					got = append(got, *d.DeleteOptions.PropagationPolicy)
+				}
+			}
+			if !slices.Equal(got, []metav1.DeletionPropagation{metav1.DeletePropagationForeground}) {
+				t.Errorf("b deleted with %v, want [Foreground]", got)
+			}
+			refs := f.get(rsGVR, "b").GetOwnerReferences()
+			if len(refs) != 1 || ptr.Deref(refs[0].BlockOwnerDeletion, false) != tt.wantBlocking {
+				t.Errorf("b's owner references %+v, want one blocking %t", refs, tt.wantBlocking)
+			}
+		})
 	}
 }
 
