@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,8 +32,19 @@ type parsedPatch struct {
 	strictErrs []error
 }
 
+// jsonPatchOp is what a JSON patch operation may hold: under Strict or
+// Warn, other fields are reported as upstream's "json patch unknown
+// field".
+type jsonPatchOp struct {
+	Op    string      `json:"op"`
+	Path  string      `json:"path"`
+	From  string      `json:"from"`
+	Value interface{} `json:"value"`
+}
+
 // parsePatch checks a patch body is JSON of its patch type; a syntax error
-// is a 400.
+// is a 400, in upstream's words for each patch type and fieldValidation
+// ("error decoding patch: ..." where the body is read strictly first).
 func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 	p := &parsedPatch{mt: mt, raw: body, mode: mode}
 	checkStrict := mode == metav1.FieldValidationStrict || mode == metav1.FieldValidationWarn
@@ -40,32 +52,38 @@ func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 	switch mt {
 	case "application/json-patch+json":
 		if checkStrict {
-			var strictErrs []error
-			if strictErrs, err = kjson.UnmarshalStrict(body, &p.jp); err == nil {
-				for _, e := range strictErrs {
-					p.strictErrs = append(p.strictErrs, fmt.Errorf("json patch %w", e))
-				}
+			var ops []jsonPatchOp
+			strictErrs, err := kjson.UnmarshalStrict(body, &ops)
+			if err != nil {
+				// The message names the Go type the operations are read
+				// into: upstream's package is "handlers".
+				msg := strings.ReplaceAll(err.Error(), "[]handler.jsonPatchOp", "[]handlers.jsonPatchOp")
+				return nil, badRequestf("error decoding patch: %s", msg)
 			}
-		} else {
-			p.jp, err = jsonpatch.DecodePatch(body)
+			for _, e := range strictErrs {
+				p.strictErrs = append(p.strictErrs, fmt.Errorf("json patch %w", e))
+			}
 		}
-		if err != nil {
-			return nil, badRequestf("invalid JSON patch: %v", err)
+		if p.jp, err = jsonpatch.DecodePatch(body); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
-	case "application/merge-patch+json", "application/strategic-merge-patch+json":
-		// A merge patch is applied from its raw bytes; only a strategic
-		// one keeps the map it was read into.
-		var m map[string]interface{}
+	case "application/merge-patch+json":
+		// Applied from its raw bytes: only read here to check it. Without
+		// strict reading, what is no JSON object fails when applied.
 		if checkStrict {
-			p.strictErrs, err = kjson.UnmarshalStrict(body, &m)
+			var m map[string]interface{}
+			if p.strictErrs, err = kjson.UnmarshalStrict(body, &m); err != nil {
+				return nil, badRequestf("error decoding patch: %v", err)
+			}
+		}
+	case "application/strategic-merge-patch+json":
+		if checkStrict {
+			p.strictErrs, err = kjson.UnmarshalStrict(body, &p.smp)
 		} else {
-			err = kjson.UnmarshalCaseSensitivePreserveInts(body, &m)
+			err = kjson.UnmarshalCaseSensitivePreserveInts(body, &p.smp)
 		}
 		if err != nil {
-			return nil, badRequestf("invalid patch: %v", err)
-		}
-		if mt == "application/strategic-merge-patch+json" {
-			p.smp = m
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
 	default:
 		return nil, unsupportedMediaType(patchTypes)
@@ -98,6 +116,10 @@ func (h *Handler) applyParsedPatch(r *http.Request, st *Store, name string, p *p
 			return fmt.Sprintf("%+v", p.smp)
 		}
 		return string(patched)
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return nil, err
 	}
 	var applyErr errPatchApply
 	if errors.As(err, &applyErr) {
@@ -157,6 +179,11 @@ func (h *Handler) applyJSON(p *parsedPatch, cur runtime.Object) (out []byte, err
 		out, err = p.jp.Apply(curJSON)
 	} else {
 		out, err = jsonpatch.MergePatch(curJSON, p.raw)
+	}
+	if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
+		// Not a JSON object (or not JSON at all): upstream's 400
+		// "Invalid JSON Patch".
+		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if err != nil {
 		return nil, errPatchApply{err}

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -76,6 +77,14 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		return
 	}
 	body, mt, dry := wr.body, wr.mt, wr.dry
+	if r.Method == http.MethodPatch {
+		// A body that is not JSON of its patch type is refused before
+		// anything, in the words of any other patch.
+		if _, err := parsePatch(mt, body, wr.fieldValidation); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	out := st.New()
 	var result runtime.Object
 	err = st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
@@ -134,7 +143,11 @@ func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
 			}
 		default: // Scale has no lists, so a strategic merge patch is a merge patch.
-			if data, err = jsonpatch.MergePatch(curJSON, body); err != nil {
+			data, err = jsonpatch.MergePatch(curJSON, body)
+			if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
 			}
 		}

@@ -1,6 +1,7 @@
 package apiserverextra
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -105,8 +106,8 @@ func TestPatchTypes(t *testing.T) {
 		}{
 			{"json patch test op fails", types.JSONPatchType, `[{"op":"test","path":"/metadata/name","value":"other"}]`, "/metadata/name"},
 			{"json patch removes what is not there", types.JSONPatchType, `[{"op":"remove","path":"/metadata/labels/nokey"}]`, "/metadata/labels/nokey"},
-			{"json patch not a list", types.JSONPatchType, `{"op":"add"}`, "invalid JSON patch"},
-			{"merge patch not json", types.MergePatchType, `{"metadata":`, "invalid patch"},
+			{"json patch not a list", types.JSONPatchType, `{"op":"add"}`, "error decoding patch"},
+			{"merge patch not json", types.MergePatchType, `{"metadata":`, "error decoding patch"},
 			{"strategic patch changes an immutable field", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"web","ports":[{"containerPort":80}]}]}}`, "spec"},
 		}
 		for _, b := range bad {
@@ -170,4 +171,53 @@ func TestPatchTypes(t *testing.T) {
 			t.Errorf("after refused writes: uid %s rv %s finalizers %v, want unchanged", got.UID, got.ResourceVersion, got.Finalizers)
 		}
 	})
+}
+
+// TestPatchBodyErrors: a patch body that is not JSON of its type is
+// refused in upstream's words, which differ by patch type and by whether
+// the body is first read strictly (fieldValidation Strict or Warn, the
+// default).
+func TestPatchBodyErrors(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := testCtx(t)
+	if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "patched"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	raw := newRaw(t, s)
+	const (
+		jsonPatch  = "application/json-patch+json"
+		mergePatch = "application/merge-patch+json"
+		smp        = "application/strategic-merge-patch+json"
+	)
+	for _, tc := range []struct {
+		typ, validation, body string
+		code                  int32
+		want                  string
+	}{
+		{jsonPatch, "", `{"op":"add"}`, 400, "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"},
+		{jsonPatch, "Strict", `[{"op":"add"`, 400, "error decoding patch: unexpected end of JSON input"},
+		{jsonPatch, "Ignore", `{"op":"add"}`, 400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch"},
+		{mergePatch, "", `{"data":`, 400, "error decoding patch: unexpected end of JSON input"},
+		{mergePatch, "Strict", `[1]`, 400, "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"},
+		{mergePatch, "Ignore", `{"data":`, 400, "Invalid JSON Patch"},
+		{mergePatch, "", `null`, 400, "Invalid JSON Patch"},
+		{smp, "", `{"data":`, 400, "unexpected end of JSON input"},
+		{smp, "Ignore", `{"data":`, 400, "unexpected end of JSON input"},
+	} {
+		path := "/api/v1/namespaces/default/configmaps/patched"
+		if tc.validation != "" {
+			path += "?fieldValidation=" + tc.validation
+		}
+		r := raw.do(t, http.MethodPatch, path, tc.typ, []byte(tc.body))
+		if st := r.status(t); st.Code != tc.code || st.Message != tc.want {
+			t.Errorf("%s %s %s: %d %q, want %d %q", tc.typ, tc.validation, tc.body, st.Code, st.Message, tc.code, tc.want)
+		}
+	}
+
+	// Under Strict, an operation's unknown field is refused as upstream's.
+	r := raw.do(t, http.MethodPatch, "/api/v1/namespaces/default/configmaps/patched?fieldValidation=Strict", jsonPatch,
+		[]byte(`[{"op":"add","path":"/data","value":{"k":"v"},"vaule":"typo"}]`))
+	if st := r.status(t); st.Code != http.StatusUnprocessableEntity || !strings.Contains(st.Message, `strict decoding error: json patch unknown field "[0].vaule"`) {
+		t.Errorf("JSON patch with an unknown operation field under Strict: %d %q, want 422 naming json patch unknown field \"[0].vaule\"", st.Code, st.Message)
+	}
 }

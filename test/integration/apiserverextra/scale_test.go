@@ -81,6 +81,12 @@ func TestScaleTable(t *testing.T) {
 		}
 	}
 
+	// A scale's patch body is read as any other's.
+	r := raw.do(t, http.MethodPatch, "/apis/apps/v1/namespaces/default/deployments/web/scale", "application/merge-patch+json", []byte(`{"spec":`))
+	if st := r.status(t); st.Code != http.StatusBadRequest || st.Message != "error decoding patch: unexpected end of JSON input" {
+		t.Errorf("scale patch that is not JSON: %d %q, want upstream's 400 error decoding patch: unexpected end of JSON input", st.Code, st.Message)
+	}
+
 	// Plain JSON is still the Scale.
 	sc, err := s.Client.AppsV1().Deployments("default").GetScale(ctx, "web", metav1.GetOptions{})
 	if err != nil || sc.Spec.Replicas != 3 {
