@@ -435,13 +435,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	switch {
 	case failReason != "":
-		manageErr = c.deletePods(ctx, job, key, active, true)
+		_, manageErr = c.deletePods(ctx, job, key, active, true)
 		if setCondition(st, batchv1.JobFailureTarget, failReason, failMessage, now) {
 			slog.Info("job failed", "job", key, "reason", failReason)
 			c.Events.Eventf(job, corev1.EventTypeWarning, failReason, failMessage)
 		}
 	case complete:
-		manageErr = c.deletePods(ctx, job, key, active, true)
+		_, manageErr = c.deletePods(ctx, job, key, active, true)
 		setCondition(st, batchv1.JobSuccessCriteriaMet, successReason, successMessage, now)
 	case job.DeletionTimestamp != nil:
 		// A Job being deleted starts no more pods.
@@ -467,7 +467,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if onlyReplaceFailedPods(job) {
 			holding = append(slices.Clip(active), terminatingPods...)
 		}
-		var delta int
+		var created int
+		var deleted []*corev1.Pod
 		var todo []int
 		var stray []*corev1.Pod
 		var last map[int]*corev1.Pod
@@ -483,8 +484,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				c.queue.AddAfter(key, wait)
 			}
 		}
-		delta, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, stray, last, running)
-		activeCount += delta
+		created, deleted, manageErr = c.manage(ctx, key, job, active, int(want), len(holding)-len(active), todo, stray, last, running)
+		activeCount += created - len(deleted)
+		// The pods just deleted are terminating, and no longer ready, as
+		// upstream reports them right away: ready must not exceed active.
+		terminating += int32(len(deleted))
+		for _, p := range deleted {
+			if controllerutil.IsPodReady(p) {
+				ready--
+			}
+		}
 		if reason, msg, changed := setSuspended(st, suspended, now); changed {
 			c.Events.Eventf(job, corev1.EventTypeNormal, reason, msg)
 		}
@@ -687,14 +696,15 @@ func setSuspended(st *batchv1.JobStatus, suspended bool, now time.Time) (string,
 // holds a worker for long nor floods the apiserver.
 const MaxPodCreateDeletePerSync = 500
 
-// manage creates or deletes pods so that want are active; it returns by
-// how much the active count changed, as status reports it right away.
+// manage creates or deletes pods so that want are active; it returns how
+// many pods it created and the pods it deleted, as status reports them
+// right away.
 // Terminating pods that are not to be replaced yet hold a place each. For
 // an Indexed Job, todo are the indexes still without a pod, lowest first,
 // stray the active pods to delete in any case, replaced the failed pods
 // their new pods take failure counts from; running gets the indexes it
 // started a pod for.
-func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int, stray []*corev1.Pod, replaced map[int]*corev1.Pod, running sets.Set[int]) (int, error) {
+func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, active []*corev1.Pod, want, holding int, todo []int, stray []*corev1.Pod, replaced map[int]*corev1.Pod, running sets.Set[int]) (int, []*corev1.Pod, error) {
 
 	diff := len(active) - want
 	switch {
@@ -713,14 +723,15 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			// Suspending stops every pod at once, as upstream's does.
 			victims = victims[:min(len(victims), c.maxPodsPerSync)]
 		}
-		return -len(victims), c.deletePods(ctx, job, key, victims, false)
+		deleted, err := c.deletePods(ctx, job, key, victims, false)
+		return 0, deleted, err
 	case diff < 0:
 		n := min(max(-diff-holding, 0), c.maxPodsPerSync)
 		if todo != nil {
 			n = min(n, len(todo))
 		}
 		if n == 0 {
-			return 0, nil
+			return 0, nil, nil
 		}
 		c.expectations.Expect(key, n, 0)
 		created := make([]bool, n)
@@ -745,21 +756,23 @@ func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, a
 			}
 		}
 		if first != nil {
-			return succeeded, fmt.Errorf("create pod for job %s: %w", key, first)
+			return succeeded, nil, fmt.Errorf("create pod for job %s: %w", key, first)
 		}
-		return n, nil
+		return n, nil, nil
 	}
-	return 0, nil
+	return 0, nil, nil
 }
 
 // deletePods deletes pods of job. Pods the Job stops because it is over
 // keep their finalizer, to be counted (as failed when the Job failed);
 // pods it merely has too many of lose it first, as upstream's do, so that
-// their end does not count as a failure.
-func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, pods []*corev1.Pod, keepFinalizer bool) error {
+// their end does not count as a failure. It returns the pods that are
+// going, those found gone included.
+func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, pods []*corev1.Pod, keepFinalizer bool) ([]*corev1.Pod, error) {
 	if len(pods) == 0 {
-		return nil
+		return nil, nil
 	}
+	var deleted []*corev1.Pod
 	c.deletions.Expect(key, pods)
 	var errs []error
 	for _, p := range pods {
@@ -775,15 +788,17 @@ func (c *Controller) deletePods(ctx context.Context, job *batchv1.Job, key strin
 			c.deletions.Observed(key, p.UID)
 			if !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
+				continue
 			}
-			continue
+		} else {
+			c.Events.Eventf(job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 		}
-		c.Events.Eventf(job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
+		deleted = append(deleted, p)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("delete pods of job %s: %v", key, errs)
+		return deleted, fmt.Errorf("delete pods of job %s: %v", key, errs)
 	}
-	return nil
+	return deleted, nil
 }
 
 // createPod creates one of job's pods; index >= 0 makes it that

@@ -119,16 +119,16 @@ func TestSync(t *testing.T) {
 		{name: "work queue: done when one succeeded and none runs", job: newJob(func(j *batchv1.Job) { j.Spec.Completions = nil }),
 			phases: []corev1.PodPhase{ok, fail}, wantCond: batchv1.JobComplete, wantReason: batchv1.JobReasonCompletionsReached, wantStatus: "active=0 succeeded=1 failed=1 terminating=0"},
 		{name: "suspended: no pods", job: newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }), phases: []corev1.PodPhase{run},
-			wantDeletes: 1, wantStatus: "active=0 succeeded=0 failed=0 terminating=0"},
+			wantDeletes: 1, wantStatus: "active=0 succeeded=0 failed=0 terminating=1"},
 		// As upstream, one sync creates or deletes at most
 		// MaxPodCreateDeletePerSync pods (3 here); the next syncs do the rest.
 		{name: "creates at most the cap of pods a sync", maxPods: 3, job: newJob(func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](5), ptr.To[int32](5) }),
 			wantCreates: 3, wantStatus: "active=3 succeeded=0 failed=0 terminating=0"},
 		{name: "deletes at most the cap of pods a sync", maxPods: 3, job: newJob(func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](1), ptr.To[int32](5) }),
-			phases: slices.Repeat([]corev1.PodPhase{run}, 5), wantDeletes: 3, wantStatus: "active=2 succeeded=0 failed=0 terminating=0"},
+			phases: slices.Repeat([]corev1.PodPhase{run}, 5), wantDeletes: 3, wantStatus: "active=2 succeeded=0 failed=0 terminating=3"},
 		{name: "suspending deletes every pod at once", maxPods: 3, job: newJob(func(j *batchv1.Job) {
 			j.Spec.Parallelism, j.Spec.Completions, j.Spec.Suspend = ptr.To[int32](5), ptr.To[int32](5), ptr.To(true)
-		}), phases: slices.Repeat([]corev1.PodPhase{run}, 5), wantDeletes: 5, wantStatus: "active=0 succeeded=0 failed=0 terminating=0"},
+		}), phases: slices.Repeat([]corev1.PodPhase{run}, 5), wantDeletes: 5, wantStatus: "active=0 succeeded=0 failed=0 terminating=5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1409,6 +1409,39 @@ func TestSuspendAndResume(t *testing.T) {
 	}
 	if got.Status.StartTime == nil || !got.Status.StartTime.Time.Equal(clk.Now()) {
 		t.Errorf("resumed: startTime %v, want %v", got.Status.StartTime, clk.Now())
+	}
+}
+
+// The pods a sync deletes because the Job was suspended or scaled down
+// count as terminating, and no longer as ready, in the status that sync
+// writes, as upstream's: a status with more ready pods than active is one
+// upstream's apiserver refuses.
+func TestDeletedPodsAreTerminatingAtOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		mutate func(*batchv1.Job)
+		want   string
+	}{
+		{name: "suspended", mutate: func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }, want: "active=0 ready=0 terminating=3"},
+		{name: "scaled down", mutate: func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](1), ptr.To[int32](5) }, want: "active=1 ready=1 terminating=2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			job := newJob(tt.mutate)
+			c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+			ps := pods(job, run, run, run)
+			for _, p := range ps {
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+			}
+			addPods(ctx, client, f, ps...)
+			if err := c.sync(ctx, "default/pi"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := client.BatchV1().Jobs("default").Get(ctx, "pi", metav1.GetOptions{})
+			if s := fmt.Sprintf("active=%d ready=%d terminating=%d", got.Status.Active, ptr.Deref(got.Status.Ready, -1), ptr.Deref(got.Status.Terminating, -1)); s != tt.want {
+				t.Errorf("status %s, want %s", s, tt.want)
+			}
+		})
 	}
 }
 
