@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -65,11 +66,8 @@ func negotiateAccept(r *http.Request) (mediaChoice, error) {
 		return mediaChoice{}, nil
 	}
 	mediaKnown := false
-	for _, entry := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(entry))
-		if err != nil {
-			continue
-		}
+	for _, e := range acceptEntries(accept) {
+		mt, params := e.mt, e.params
 		var c mediaChoice
 		switch mt {
 		case "application/json", "*/*", "application/*":
@@ -107,6 +105,61 @@ func negotiateAccept(r *http.Request) (mediaChoice, error) {
 	}
 	return mediaChoice{}, failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 		"only the following media types are accepted: "+strings.Join(objectTypes, ", "))
+}
+
+// acceptEntry is one media range of an Accept header.
+type acceptEntry struct {
+	mt     string
+	params map[string]string
+	q      float64
+}
+
+// acceptEntries lists the media ranges of an Accept header in the order
+// upstream tries them: by quality, highest first, and a range naming its
+// type before a "*" one. Quality orders, it does not exclude: upstream
+// serves even a range of q=0 when nothing else fits (a q that does not
+// parse counts as 0).
+func acceptEntries(accept string) []acceptEntry {
+	var out []acceptEntry
+	for _, entry := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(entry))
+		if err != nil {
+			continue
+		}
+		e := acceptEntry{mt: mt, params: params, q: 1}
+		if q, ok := params["q"]; ok {
+			// Read as upstream's parser does: a float32, 0 when unreadable.
+			f, err := strconv.ParseFloat(q, 32)
+			if err != nil {
+				f = 0
+			}
+			e.q = f
+		}
+		out = append(out, e)
+	}
+	// Upstream's order is sort.Sort with this comparison, which is not a
+	// strict weak order (a named type goes before "*" whatever their
+	// qualities): sort.Sort is used too so that headers of a few entries,
+	// sorted by insertion, come out in the same order.
+	sort.Sort(byQuality(out))
+	return out
+}
+
+type byQuality []acceptEntry
+
+func (s byQuality) Len() int      { return len(s) }
+func (s byQuality) Swap(i, j int) { s[i], s[j] = s[j], s[i] }
+func (s byQuality) Less(i, j int) bool {
+	ti, si, _ := strings.Cut(s[i].mt, "/")
+	tj, sj, _ := strings.Cut(s[j].mt, "/")
+	switch {
+	case s[i].q > s[j].q:
+		return true
+	case ti != "*" && tj == "*":
+		return true
+	default:
+		return si != "*" && sj == "*"
+	}
 }
 
 // negotiated is the form ServeHTTP negotiated for the request, or, for a

@@ -82,3 +82,31 @@ func TestPrettyJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptQuality: as upstream's, media ranges are tried by quality,
+// highest first, and one of q=0 is still served when nothing else fits
+// (the first listed one won whatever its q).
+func TestAcceptQuality(t *testing.T) {
+	for _, tc := range []struct {
+		accept string
+		want   mediaChoice
+	}{
+		{"application/yaml;q=0.5, application/json", mediaChoice{}},
+		{"application/json;q=0, application/yaml", mediaChoice{yaml: true}},
+		{"application/json;q=0", mediaChoice{}},
+		{"application/yaml;q=0", mediaChoice{yaml: true}},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.9, application/yaml", mediaChoice{yaml: true}},
+		{"application/json;q=0.2, application/json;as=Table;v=v1;g=meta.k8s.io;q=0.8", mediaChoice{kind: outputTable, tableVers: "v1"}},
+		{"application/yaml;q=abc, application/json;q=0.001", mediaChoice{}},
+		// Upstream's order puts a named type before "*/*" whatever their
+		// qualities.
+		{"*/*, application/yaml;q=0.1", mediaChoice{yaml: true}},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/configmaps/a", nil)
+		r.Header.Set("Accept", tc.accept)
+		got, err := negotiate(r)
+		if err != nil || got != tc.want {
+			t.Errorf("Accept %q: %+v, %v; want %+v", tc.accept, got, err, tc.want)
+		}
+	}
+}
