@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -187,6 +188,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if o.Watch || o.WatchOnly {
 		return o.watch(ctx, f, r, objPrinter)
 	}
+	// What the arguments themselves get wrong (an unknown type) is
+	// reported alone, as kubectl does, before anything is printed.
+	if err := r.Err(); err != nil {
+		return err
+	}
 	singleItemImplied := false
 	r.IntoSingleItemImplied(&singleItemImplied)
 	infos, err := r.Infos()
@@ -198,9 +204,14 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		if !printed && err == nil && !o.IgnoreNotFound {
 			o.noResources(ns)
 		}
-		return err
+		// As kubectl, the errors are listed one a line, without
+		// "error: ", even when there is only one.
+		return utilerrors.NewAggregate([]error{err})
 	}
-	if err != nil && len(infos) == 0 {
+	// One file or one name (even a file of several documents) is printed
+	// whole or not at all, as with kubectl; of several, what was found is
+	// printed, an empty List if nothing was, and the errors after it.
+	if err != nil && (singleItemImplied || len(infos) == 0 && o.IgnoreNotFound) {
 		return err
 	}
 	if len(infos) == 0 && o.IgnoreNotFound {

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -273,6 +274,13 @@ func TestGetOutputFormats(t *testing.T) {
 
 func TestGetErrors(t *testing.T) {
 	ns := namespace(t)
+	if _, err := env.cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "there"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n"
+	thereAndMissing := writeFile(t, dir, "two.yaml", fmt.Sprintf(cm, "there")+"---\n"+fmt.Sprintf(cm, "missing"))
+	badYAML := writeFile(t, dir, "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n")
 	tests := []struct {
 		name    string
 		args    []string
@@ -290,6 +298,17 @@ func TestGetErrors(t *testing.T) {
 		// The template's own error, not a list of formats.
 		{"bad jsonpath", []string{"get", "pods", "-o", "jsonpath={.metadata.name"}, 1, "", "error: error parsing jsonpath {.metadata.name, unclosed action\n"},
 		{"jsonpath without template", []string{"get", "pods", "-o", "jsonpath"}, 1, "", "error: template format specified but no template given\n"},
+		// As kubectl: one file is printed whole or not at all, even of
+		// several documents; several names print what was found, an
+		// empty List if nothing was, then the errors.
+		{"one file, one object missing", []string{"get", "-f", thereAndMissing, "-o", "name"}, 1, "", `Error from server (NotFound): configmaps "missing" not found` + "\n"},
+		{"several names, one found", []string{"get", "configmap", "there", "missing", "-o", "name"}, 1, "configmap/there\n", `Error from server (NotFound): configmaps "missing" not found` + "\n"},
+		{"several names, none found", []string{"get", "configmaps", "gone1", "gone2", "-o", "yaml"}, 1,
+			"apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
+			`Error from server (NotFound): configmaps "gone1" not found` + "\n" + `Error from server (NotFound): configmaps "gone2" not found` + "\n"},
+		{"unknown type among others -o yaml", []string{"get", "widgets,configmaps", "-o", "yaml"}, 1, "", `error: the server doesn't have a resource type "widgets"` + "\n"},
+		// A table's errors are listed without "error: ", even one.
+		{"bad file, table", []string{"get", "-f", badYAML}, 1, "", "error parsing " + badYAML + ": error converting YAML to JSON: yaml: line 3: did not find expected ',' or '}'\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
