@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
@@ -39,13 +41,21 @@ func (h *Handler) evict(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, err)
 		return
 	}
-	if ev.Name != "" && ev.Name != name {
+	// As upstream, an eviction names its pod: one without a name is
+	// refused too.
+	if ev.Name != name {
 		writeError(w, r, badRequestf("name in URL does not match name in Eviction object"))
 		return
 	}
 	opts := ev.DeleteOptions
 	if opts == nil {
 		opts = &metav1.DeleteOptions{}
+	}
+	if ptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
+		// An unreadable pod cannot be weighed against its budget.
+		writeError(w, r, apierrors.NewInvalid(policyv1.SchemeGroupVersion.WithKind("Eviction").GroupKind(), name, field.ErrorList{
+			field.Invalid(field.NewPath("deleteOptions", "ignoreStoreReadErrorWithClusterBreakingPotential"), true, "can not be set for pod eviction, try after removing the option")}))
+		return
 	}
 	if dry {
 		opts.DryRun = []string{metav1.DryRunAll}

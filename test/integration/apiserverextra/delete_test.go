@@ -297,4 +297,15 @@ func TestEviction(t *testing.T) {
 	if st := resp.status(t); st.Code != http.StatusBadRequest || st.Message != "name in URL does not match name in Eviction object" {
 		t.Errorf("eviction naming another pod: %d %q, want upstream's 400", st.Code, st.Message)
 	}
+	resp = raw.do(t, http.MethodPost, "/api/v1/namespaces/default/pods/evicted/eviction", "application/json",
+		[]byte(`{"apiVersion":"policy/v1","kind":"Eviction"}`))
+	if st := resp.status(t); st.Code != http.StatusBadRequest || st.Message != "name in URL does not match name in Eviction object" {
+		t.Errorf("eviction naming no pod: %d %q, want upstream's 400", st.Code, st.Message)
+	}
+	resp = raw.do(t, http.MethodPost, "/api/v1/namespaces/default/pods/evicted/eviction", "application/json",
+		[]byte(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"evicted"},"deleteOptions":{"ignoreStoreReadErrorWithClusterBreakingPotential":true}}`))
+	if st := resp.status(t); st.Code != http.StatusUnprocessableEntity ||
+		st.Message != `Eviction.policy "evicted" is invalid: deleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: can not be set for pod eviction, try after removing the option` {
+		t.Errorf("eviction ignoring store read errors: %d %q, want upstream's 422", st.Code, st.Message)
+	}
 }
