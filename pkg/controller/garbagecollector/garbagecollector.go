@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -186,7 +187,11 @@ func (c *Controller) handler(gvr schema.GroupVersionResource) cache.ResourceEven
 		if err != nil {
 			return nil
 		}
-		return &node{uid: m.GetUID(), gvr: gvr, namespace: m.GetNamespace(), name: m.GetName(), rv: m.GetResourceVersion(),
+		var kind string
+		if o, ok := obj.(runtime.Object); ok {
+			kind = o.GetObjectKind().GroupVersionKind().Kind
+		}
+		return &node{uid: m.GetUID(), gvr: gvr, kind: kind, namespace: m.GetNamespace(), name: m.GetName(), rv: m.GetResourceVersion(),
 			owners: m.GetOwnerReferences(), finalizers: m.GetFinalizers(), deleting: m.GetDeletionTimestamp() != nil}
 	}
 	upsert := func(obj any) {
@@ -272,13 +277,17 @@ const (
 	ownerPresent ownerState = iota
 	ownerAbsent
 	ownerWaiting // being deleted in the foreground
+	// ownerInvalid: a cluster-scoped object names a namespaced owner. As
+	// upstream, such an object is left alone: the reference can never
+	// resolve, and whether the owner exists cannot be known.
+	ownerInvalid
 )
 
 // ownerState looks an owner up in the graph and, when it is not there,
 // asks the apiserver: an informer that has not caught up must never get a
 // live owner's dependents deleted.
 func (c *Controller) ownerState(ctx context.Context, dep *node, ref metav1.OwnerReference) (ownerState, error) {
-	if o := c.graph.get(ref.UID); o != nil {
+	if o := c.graph.get(ref.UID); o != nil && o.isReferencedBy(ref, dep.namespace) {
 		if deletingDependents(o) {
 			return ownerWaiting, nil
 		}
@@ -301,7 +310,7 @@ func (c *Controller) ownerState(ctx context.Context, dep *node, ref metav1.Owner
 	var ri dynamic.ResourceInterface = c.client.Resource(mapping.Resource)
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		if dep.namespace == "" {
-			return ownerAbsent, nil // a cluster-scoped object cannot have a namespaced owner
+			return ownerInvalid, nil
 		}
 		ri = c.client.Resource(mapping.Resource).Namespace(dep.namespace)
 	}
@@ -336,6 +345,10 @@ func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
 			return err
 		}
 		switch st {
+		case ownerInvalid:
+			slog.Info("garbage collector: a cluster-scoped object names a namespaced owner; leaving it",
+				"resource", n.gvr.Resource, "object", n.name, "owner", r.Kind+"/"+r.Name)
+			return nil
 		case ownerPresent:
 			present = append(present, r.UID)
 		case ownerAbsent:

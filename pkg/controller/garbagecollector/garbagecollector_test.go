@@ -18,13 +18,16 @@ import (
 )
 
 var (
-	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	rsGVR   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	podsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	rsGVR    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 )
 
 type obj struct {
 	gvr        schema.GroupVersionResource
 	kind, name string
+	// ns is the object's namespace: default unless set, none for nodes.
+	ns         string
 	uid        types.UID
 	owners     []metav1.OwnerReference
 	finalizers []string
@@ -35,7 +38,7 @@ func (o obj) unstructured() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(o.gvr.GroupVersion().String())
 	u.SetKind(o.kind)
-	u.SetNamespace("default")
+	u.SetNamespace(o.namespace())
 	u.SetName(o.name)
 	u.SetUID(o.uid)
 	u.SetResourceVersion("1")
@@ -46,6 +49,16 @@ func (o obj) unstructured() *unstructured.Unstructured {
 		u.SetDeletionTimestamp(&now)
 	}
 	return u
+}
+
+func (o obj) namespace() string {
+	switch {
+	case o.gvr == nodesGVR:
+		return ""
+	case o.ns != "":
+		return o.ns
+	}
+	return "default"
 }
 
 func ownedBy(name string, uid types.UID, block bool) metav1.OwnerReference {
@@ -75,14 +88,15 @@ func newFixture(t *testing.T, server []obj, graphOnly ...obj) *fixture {
 		objs = append(objs, o.unstructured())
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
-		map[schema.GroupVersionResource]string{podsGVR: "PodList", rsGVR: "ReplicaSetList"}, objs...)
+		map[schema.GroupVersionResource]string{podsGVR: "PodList", rsGVR: "ReplicaSetList", nodesGVR: "NodeList"}, objs...)
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Node"}, meta.RESTScopeRoot)
 	disc := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{}}
 	gc := New(client, disc, mapper, nil, nil)
 	for _, o := range append(server, graphOnly...) {
-		gc.graph.upsert(&node{uid: o.uid, gvr: o.gvr, namespace: "default", name: o.name, rv: "1", owners: o.owners, finalizers: o.finalizers, deleting: o.deleting})
+		gc.graph.upsert(&node{uid: o.uid, gvr: o.gvr, kind: o.kind, namespace: o.namespace(), name: o.name, rv: "1", owners: o.owners, finalizers: o.finalizers, deleting: o.deleting})
 	}
 	return &fixture{t: t, client: client, gc: gc}
 }
@@ -156,6 +170,42 @@ func TestAttemptToDelete(t *testing.T) {
 			}
 			if !slices.Equal(owners, tt.wantOwners) {
 				t.Fatalf("owners %v, want %v", owners, tt.wantOwners)
+			}
+		})
+	}
+}
+
+// An owner reference names its owner by kind, name and UID, in the
+// dependent's namespace unless the owner is cluster-scoped. As upstream,
+// which looks the owner up by those coordinates: a reference that matches
+// an object's UID only (ownership across namespaces, or another name)
+// names no owner, and its dependent goes; a cluster-scoped object naming a
+// namespaced owner is left alone, as that can never resolve.
+func TestOwnerReferenceNamesTheOwner(t *testing.T) {
+	inOther := pod("p", ownedBy("rs", "rs-uid", true))
+	inOther.ns = "other"
+	node := obj{gvr: nodesGVR, kind: "Node", name: "n", uid: "n-uid", owners: []metav1.OwnerReference{ownedBy("rs", "rs-uid", true)}}
+	for _, tt := range []struct {
+		name        string
+		server      []obj
+		dep         types.UID
+		wantDeleted []string
+	}{
+		{name: "owner in another namespace", server: []obj{rs("rs", "rs-uid"), inOther}, dep: "p-uid", wantDeleted: []string{"p"}},
+		{name: "the owner's UID under another name", server: []obj{rs("rs", "rs-uid"), pod("p", ownedBy("renamed", "rs-uid", true))}, dep: "p-uid", wantDeleted: []string{"p"}},
+		{name: "cluster-scoped object with a namespaced owner", server: []obj{rs("rs", "rs-uid"), node}, dep: "n-uid"},
+		{name: "cluster-scoped object with a namespaced owner that is gone", server: []obj{node}, dep: "n-uid"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.server)
+			f.sync(tt.dep)
+			if got := f.deletes(); !slices.Equal(got, tt.wantDeleted) {
+				t.Errorf("deleted %v, want %v", got, tt.wantDeleted)
+			}
+			for _, a := range f.client.Actions() {
+				if a.GetVerb() == "patch" {
+					t.Errorf("patched %v", a)
+				}
 			}
 		})
 	}

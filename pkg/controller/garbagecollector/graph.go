@@ -14,6 +14,7 @@ import (
 type node struct {
 	uid        types.UID
 	gvr        schema.GroupVersionResource
+	kind       string
 	namespace  string
 	name       string
 	rv         string
@@ -23,6 +24,18 @@ type node struct {
 }
 
 func (n *node) hasFinalizer(f string) bool { return slices.Contains(n.finalizers, f) }
+
+// isReferencedBy says whether ref, held by an object of namespace ns, names
+// n by more than its UID: kind, group, name, and the dependent's own
+// namespace unless n is cluster-scoped. A reference that gets only the UID
+// right (another name, or an owner in another namespace, which ownership
+// cannot cross) names an object that does not exist, as upstream's lookup
+// by the reference's coordinates finds.
+func (n *node) isReferencedBy(ref metav1.OwnerReference, ns string) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == n.gvr.Group && ref.Kind == n.kind && ref.Name == n.name &&
+		(n.namespace == "" || n.namespace == ns)
+}
 
 // graph indexes objects by UID and owners by the UIDs of their dependents.
 type graph struct {
