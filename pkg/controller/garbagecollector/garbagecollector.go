@@ -359,11 +359,12 @@ func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
 	}
 	if len(present) > 0 {
 		// A live owner keeps the object: forget the owners that are gone,
-		// and stop blocking the ones waiting for it to be deleted.
+		// and those waiting for it to be deleted, as upstream does, so that
+		// they need not wait for it.
 		if len(dangling) == 0 && len(waiting) == 0 {
 			return nil
 		}
-		return c.patchOwners(ctx, n, dangling, waiting)
+		return c.removeOwners(ctx, n, append(dangling, waiting...))
 	}
 	if len(dangling)+len(waiting) == 0 {
 		return nil
