@@ -526,6 +526,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			setCondition(st, batchv1.JobComplete, successReason, successMessage, now)
 			st.CompletionTime = &t
 			slog.Info("job complete", "job", key)
+			if job.Spec.Completions != nil && st.Succeeded > *job.Spec.Completions {
+				c.Events.Eventf(job, corev1.EventTypeWarning, "TooManySucceededPods", "Too many succeeded pods running after completion count reached")
+			}
 			c.Events.Eventf(job, corev1.EventTypeNormal, "Completed", "Job completed")
 		}
 	}

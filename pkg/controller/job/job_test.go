@@ -1445,6 +1445,37 @@ func TestDeletedPodsAreTerminatingAtOnce(t *testing.T) {
 	}
 }
 
+// A Job completing with more pods succeeded than its completions says so
+// in a warning event before Completed, as upstream's.
+func TestTooManySucceededPodsEvent(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		succeeded int
+		want      []string
+	}{
+		{3, []string{"Normal Completed Job completed"}},
+		{4, []string{"Warning TooManySucceededPods Too many succeeded pods running after completion count reached", "Normal Completed Job completed"}},
+	} {
+		t.Run(strconv.Itoa(tt.succeeded), func(t *testing.T) {
+			job := newJob(nil)
+			c, client, f := newController(ctx, job, clocktesting.NewFakeClock(now))
+			rec := record.NewFakeRecorder(10)
+			c.Events = rec
+			addPods(ctx, client, f, pods(job, slices.Repeat([]corev1.PodPhase{ok}, tt.succeeded)...)...)
+			if err := c.sync(ctx, "default/pi"); err != nil {
+				t.Fatal(err)
+			}
+			var events []string
+			for len(rec.Events) > 0 {
+				events = append(events, <-rec.Events)
+			}
+			if !slices.Equal(events, tt.want) {
+				t.Errorf("events %q, want %q", events, tt.want)
+			}
+		})
+	}
+}
+
 // A namespace being deleted refuses every pod create; as upstream, the Job
 // records no FailedCreate event for it (other refusals still get one).
 func TestNoFailedCreateEventInTerminatingNamespace(t *testing.T) {
