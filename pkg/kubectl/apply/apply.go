@@ -235,13 +235,15 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 	if err := r.Err(); err != nil {
 		return err
 	}
-	// As with kubectl, every failure is reported at the end, the files'
-	// own first; an object the server refuses does not stop the others.
+	// As with kubectl, every failure is reported at the end (apply puts
+	// the files' own first); an object the server refuses does not stop
+	// the others.
 	var errs []error
 	infos, err := r.Infos()
 	if err != nil {
 		errs = append(errs, flatten(err)...)
 	}
+	fileErrs := len(errs)
 	if len(infos) == 0 && len(errs) == 0 {
 		return fmt.Errorf("no objects passed to %s", map[bool]string{true: "apply", false: "create"}[apply])
 	}
@@ -309,6 +311,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 		if err := wholePrinter.PrintObj(obj, o.streams.Out); err != nil {
 			return err
 		}
+	}
+	if !apply {
+		// kubectl's create reports the server's refusals first and what
+		// was wrong with the files after them.
+		errs = append(errs[fileErrs:], errs[:fileErrs]...)
 	}
 	if len(errs) > 0 || !apply || !o.PruneOptions.Prune {
 		// As kubectl, nothing is pruned after a failed apply.

@@ -268,6 +268,32 @@ func TestBadManifestsFailAlone(t *testing.T) {
 	}
 }
 
+// With both, kubectl's create lists the server's refusals before what was
+// wrong with the files, and apply the other way round, whatever the order
+// of the documents.
+func TestFailuresOrder(t *testing.T) {
+	ns := namespace(t)
+	f := writeFile(t, t.TempDir(), "mixed.yaml", "apiVersion: v1\nkind: Pood\nmetadata: {name: p}\n---\n"+
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_Valid}\n")
+	mapping := []string{`resource mapping not found for name: "p" namespace: "" from "` + f + `": no matches for kind "Pood" in version "v1"`,
+		"ensure CRDs are installed first"}
+	refused := []string{`Error from server (Invalid): error when creating "` + f + `": ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": `}
+	for verb, want := range map[string][]string{"create": append(refused, mapping...), "apply": append(mapping, refused...)} {
+		t.Run(verb, func(t *testing.T) {
+			r := kubectl(t, verb, "-n", ns, "-f", f)
+			got := lines(r.err)
+			if r.code != 1 || len(got) != len(want) {
+				t.Fatalf("want exit 1 and stderr %q\n%s", want, r)
+			}
+			for i := range want {
+				if !strings.HasPrefix(got[i], want[i]) {
+					t.Fatalf("stderr line %d is %q, want it to start %q\n%s", i+1, got[i], want[i], r)
+				}
+			}
+		})
+	}
+}
+
 func TestValidateModes(t *testing.T) {
 	ns := namespace(t)
 	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndataa: {x: y}\n"
