@@ -73,6 +73,26 @@ func TestPodSpecExtrasAsUpstream(t *testing.T) {
 			`spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used`,
 			`spec.containers[2].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
 		}},
+		{"init container restart rules", func(s *corev1.PodSpec) {
+			always := corev1.ContainerRestartPolicyAlways
+			init := corev1.Container{Image: "busybox", ImagePullPolicy: corev1.PullIfNotPresent, TerminationMessagePolicy: corev1.TerminationMessageReadFile}
+			s.InitContainers = []corev1.Container{init, init, init}
+			s.InitContainers[0].Name, s.InitContainers[1].Name, s.InitContainers[2].Name = "side", "plain", "ok"
+			s.InitContainers[0].RestartPolicy = &always
+			s.InitContainers[0].RestartPolicyRules = []corev1.ContainerRestartRule{
+				{Action: "Reboot", ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}}},
+				{Action: corev1.ContainerRestartRuleActionRestartAllContainers},
+			}
+			s.InitContainers[1].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}}}}
+			s.InitContainers[2].RestartPolicy = &always
+			s.InitContainers[2].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+		}, []string{
+			`spec.initContainers[0].restartPolicyRules[0].action: Unsupported value: "Reboot": supported values: "Restart", "RestartAllContainers"`,
+			`spec.initContainers[0].restartPolicyRules[1].exitCodes: Required value: must be specified`,
+			`spec.initContainers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -533,14 +533,19 @@ func containerRestartRules(c *corev1.Container, fldPath *field.Path) field.Error
 
 // initContainerRules: only sidecars (restartPolicy Always) run alongside the
 // main containers, so only they may have probes and lifecycle hooks.
+// A sidecar's restartPolicyRules are checked as a regular container's, and
+// rules need a restartPolicy, as upstream 1.36's; they were stored unchecked.
 func initContainerRules(c *corev1.Container, fldPath *field.Path) field.ErrorList {
 	if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-		return nil
+		return containerRestartRules(c, fldPath)
 	}
 	var errs field.ErrorList
-	if c.RestartPolicy != nil {
+	switch {
+	case c.RestartPolicy != nil:
 		errs = append(errs, field.NotSupported(fldPath.Child("restartPolicy"), *c.RestartPolicy,
 			[]string{string(corev1.ContainerRestartPolicyAlways)}))
+	case len(c.RestartPolicyRules) > 0:
+		errs = append(errs, field.Required(fldPath.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
 	}
 	const msg = "may not be set for init containers without restartPolicy=Always"
 	if c.Lifecycle != nil {
