@@ -73,6 +73,12 @@ func newDiscovery(resources []*registry.Resource) *discovery {
 				Group: sub.Group, Version: sub.Version, Kind: sub.Kind, Verbs: sub.Verbs})
 		}
 	}
+	// bindings is the legacy collection form of pods/binding, served with it
+	// (handler.ServeHTTP), and listed as upstream lists it.
+	if l := lists[schema.GroupVersion{Version: "v1"}]; l != nil && slices.ContainsFunc(l.APIResources, func(r metav1.APIResource) bool { return r.Name == "pods/binding" }) {
+		l.APIResources = append(l.APIResources, metav1.APIResource{Name: "bindings", SingularName: "binding", Namespaced: true,
+			Kind: "Binding", Verbs: metav1.Verbs{"create"}})
+	}
 	for _, extra := range securityDiscovery() {
 		gv, _ := schema.ParseGroupVersion(extra.GroupVersion)
 		l, ok := lists[gv]

@@ -3,6 +3,7 @@ package apiserverextra
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,6 +92,17 @@ func TestBindingsCollection(t *testing.T) {
 	}
 	if got, err := pods.Get(ctx, "drybound", metav1.GetOptions{}); err != nil || got.Spec.NodeName != "" {
 		t.Errorf("pod after a dry-run binding: %v, nodeName %q; want unbound", err, got.Spec.NodeName)
+	}
+
+	// Discovery lists the collection as upstream does, so that kubectl
+	// create -f finds a Binding's resource.
+	rl, err := s.Client.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(rl.APIResources, func(r metav1.APIResource) bool { return r.Name == "bindings" }); i < 0 ||
+		rl.APIResources[i].Kind != "Binding" || !rl.APIResources[i].Namespaced || !slices.Equal(rl.APIResources[i].Verbs, []string{"create"}) {
+		t.Errorf("v1 discovery: bindings %v, want a namespaced Binding with verb create", rl.APIResources)
 	}
 
 	raw := newRaw(t, s)
