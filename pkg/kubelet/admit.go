@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"fmt"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -14,9 +13,6 @@ import (
 func (kl *Kubelet) admit(pod *v1.Pod, rp *runtimePod) (reason, message string) {
 	if !rp.empty() || pod.Status.Phase == v1.PodRunning {
 		return "", ""
-	}
-	if missing := unavailableFeatures(pod); len(missing) > 0 {
-		return "PodFeatureUnsupported", "Pod was rejected: Pod requires node features that are not available: " + strings.Join(missing, ", ")
 	}
 	alloc := kl.allocatable()
 	active := kl.activePods()
@@ -64,27 +60,4 @@ func (kl *Kubelet) admit(pod *v1.Pod, rp *runtimePod) (reason, message string) {
 // and the overhead on top.
 func podRequests(pod *v1.Pod) v1.ResourceList {
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-}
-
-// restartAllContainersFeature is the node feature upstream's kubelet
-// declares when it restarts a pod's containers in place on a
-// RestartAllContainers rule (alpha in 1.35, beta and on by default in
-// 1.36); this kubelet does not implement it, so such a pod is refused as
-// upstream's declared-features admission refuses it on a node without the
-// feature, instead of running with the rule silently ignored.
-const restartAllContainersFeature = "RestartAllContainersOnContainerExits"
-
-// unavailableFeatures lists the node features the pod's spec needs that
-// this kubelet does not serve.
-func unavailableFeatures(pod *v1.Pod) []string {
-	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range cs {
-			for _, rule := range c.RestartPolicyRules {
-				if rule.Action == v1.ContainerRestartRuleActionRestartAllContainers {
-					return []string{restartAllContainersFeature}
-				}
-			}
-		}
-	}
-	return nil
 }

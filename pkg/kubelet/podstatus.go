@@ -18,10 +18,7 @@ const containerIDPrefix = "containerd://"
 // reasons containers wait and the probe results, like upstream's
 // generateAPIPodStatus.
 func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.PodStatus {
-	prev := pod.Status
-	if s, ok := kl.statuses.Status(pod.UID); ok {
-		prev = s
-	}
+	prev := kl.lastStatus(pod)
 	now := metav1.NewTime(kl.clock.Now()).Rfc3339Copy()
 	s := v1.PodStatus{
 		HostIP:   kl.cfg.NodeIP,
@@ -47,13 +44,30 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		s.PodIP, s.PodIPs = prev.PodIP, prev.PodIPs
 	}
 
+	// As upstream, a pod restarting all its containers in place shows those
+	// the runtime no longer has as restarting, and each carries what it
+	// showed then until it ends again.
+	restartAll := hasRestartAllRule(pod)
+	restarting := restartAll && allRestarting(pod, rp, prev)
+	lastStatuses := map[string]*v1.ContainerStatus{}
+	if restartAll {
+		for _, l := range [][]v1.ContainerStatus{prev.InitContainerStatuses, prev.ContainerStatuses} {
+			for i := range l {
+				lastStatuses[l[i].Name] = &l[i]
+			}
+		}
+	}
+	status := func(c *v1.Container, defaultWaiting string) v1.ContainerStatus {
+		return kl.containerStatus(pod, c, rp, st, defaultWaiting, lastStatuses[c.Name], restarting)
+	}
+
 	// notInit are the init containers the pod waits for: plain ones until
 	// they succeed, sidecars until they start; notReady the sidecars and
 	// app containers that are not ready, as upstream lists them.
 	var notInit, notReady []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		cs := kl.containerStatus(pod, c, rp, st, reasonPodInitializing)
+		cs := status(c, reasonPodInitializing)
 		switch {
 		case isSidecar(c):
 			if !*cs.Started {
@@ -78,7 +92,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		defaultWaiting = reasonPodInitializing
 	}
 	for i := range pod.Spec.Containers {
-		cs := kl.containerStatus(pod, &pod.Spec.Containers[i], rp, st, defaultWaiting)
+		cs := status(&pod.Spec.Containers[i], defaultWaiting)
 		if !cs.Ready {
 			notReady = append(notReady, cs.Name)
 		}
@@ -120,7 +134,9 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	case v1.PodFailed:
 		readyReason, readyMsg = "PodFailed", ""
 	}
-	initialized := cond(v1.PodInitialized, len(notInit) == 0 || s.Phase == v1.PodSucceeded,
+	// As upstream, a pod that initialized stays so while its init
+	// containers run again (restarted in place with all its containers).
+	initialized := cond(v1.PodInitialized, len(notInit) == 0 || s.Phase == v1.PodSucceeded || wasInitialized(prev),
 		"ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(notInit, " ")))
 	if s.Phase == v1.PodSucceeded {
 		initialized.Reason = "PodCompleted"
@@ -155,16 +171,45 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	if !scheduled {
 		s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: now})
 	}
+	if restartAll {
+		c := restartingCondition(s.Phase, restarting, rp)
+		c.LastTransitionTime = now
+		for _, p := range prev.Conditions {
+			if p.Type == c.Type && p.Status == c.Status {
+				c.LastTransitionTime = p.LastTransitionTime
+			}
+		}
+		s.Conditions = append(s.Conditions, c)
+	}
 	if pod.Status.NominatedNodeName != "" {
 		s.NominatedNodeName = pod.Status.NominatedNodeName
 	}
 	return s
 }
 
+// lastStatus is the pod's status as the kubelet last set it, else as the
+// API has it (before a kubelet restart).
+func (kl *Kubelet) lastStatus(pod *v1.Pod) v1.PodStatus {
+	if s, ok := kl.statuses.Status(pod.UID); ok {
+		return s
+	}
+	return pod.Status
+}
+
+// wasInitialized reports whether the pod's last status says it initialized.
+func wasInitialized(last v1.PodStatus) bool {
+	for _, c := range last.Conditions {
+		if c.Type == v1.PodInitialized {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // kubeletCondition reports whether the kubelet computes condition t.
 func kubeletCondition(t v1.PodConditionType) bool {
 	switch t {
-	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady:
+	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.AllContainersRestarting:
 		return true
 	}
 	return false
@@ -194,11 +239,25 @@ func readinessGates(pod *v1.Pod) (reason, msg string) {
 	return "ReadinessGatesNotReady", strings.Join(unready, ", ")
 }
 
-func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod, st *podState, defaultWaiting string) v1.ContainerStatus {
+// containerStatus is container c's status from its instances in the
+// runtime; last is its previous status in a pod that may restart all its
+// containers in place (restarting: now), nil otherwise.
+func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod, st *podState, defaultWaiting string, last *v1.ContainerStatus, restarting bool) v1.ContainerStatus {
+	cur, prev := rp.latest(c.Name)
+	if cur == nil && restarting && last != nil && last.State.Waiting == nil {
+		return removedByRestart(c, *last)
+	}
 	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image, VolumeMounts: volumeMountStatuses(c)}
 	f := false
 	cs.Started = &f
-	cur, prev := rp.latest(c.Name)
+	// Removed by a restart of the whole pod, with no instance since that
+	// ended and was kept: the restart is its last termination, and its
+	// count goes on from there.
+	carried := prev == nil && restartedByAll(last)
+	if carried {
+		cs.RestartCount = last.RestartCount
+		cs.LastTerminationState = last.LastTerminationState
+	}
 	waiting := st.waiting[c.Name]
 	if cur == nil {
 		if waiting == nil {
@@ -207,7 +266,7 @@ func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod,
 		cs.State.Waiting = waiting
 		return cs
 	}
-	cs.RestartCount = int32(cur.Metadata.GetAttempt())
+	cs.RestartCount = max(cs.RestartCount, int32(cur.Metadata.GetAttempt()))
 	// As upstream since in-place resize: a container that exists reports
 	// the resources it was given (its spec's, `resources: {}` without any),
 	// running or not, and its requests as allocatedResources.
@@ -327,6 +386,9 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 			if cs.State.Terminated.ExitCode != 0 {
 				failedInit++
 			}
+		case cs.State.Waiting != nil && restartedByAll(&cs):
+			// Removed by a restart of the whole pod: it runs again, and
+			// until then neither holds the pod back nor failed it.
 		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode != 0:
 			failedInit++
 		default:
@@ -363,7 +425,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		}
 		if last != nil {
 			stopped++
-			if !restartsAfter(pod, spec, last.ExitCode) {
+			if last.Reason != reasonRestartingAllContainers && !restartsAfter(pod, spec, last.ExitCode) {
 				notRestartable++
 			}
 		}

@@ -1,10 +1,13 @@
 package kubelet
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 )
@@ -91,39 +94,180 @@ func TestLivenessKillWithoutRestartSaysSo(t *testing.T) {
 	}
 }
 
-// A pod whose container has a RestartAllContainers rule (KEP-5532, alpha
-// and off in upstream 1.36) is refused as upstream's declared-features
-// admission refuses it on a node without the feature: Failed
-// PodFeatureUnsupported naming it, and never started. The rule was
-// silently ignored.
-func TestRestartAllContainersRuleIsRefusedAtAdmission(t *testing.T) {
-	for _, init := range []bool{false, true} {
-		h := newHarness(t)
-		rec := record.NewFakeRecorder(100)
-		h.kl.recorder = rec
-		pod := testPod("restart-all", func(p *v1.Pod) {
-			c := v1.Container{Name: "side", Image: "busybox", RestartPolicy: ptr.To(v1.ContainerRestartPolicyNever)}
-			c.RestartPolicyRules = []v1.ContainerRestartRule{{
-				Action:    v1.ContainerRestartRuleActionRestartAllContainers,
-				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
-			}}
-			if init {
-				p.Spec.InitContainers = append(p.Spec.InitContainers, c)
-			} else {
-				p.Spec.Containers = append(p.Spec.Containers, c)
+// restartAllPod has an init container, a sidecar and two app containers,
+// "main" restarting all of them when it exits 42 (KEP-5532, beta and on by
+// default in upstream 1.36), in a pod that never restarts a container.
+func restartAllPod(name string) *v1.Pod {
+	return testPod(name, func(p *v1.Pod) {
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Spec.InitContainers = []v1.Container{
+			{Name: "init", Image: testImage},
+			{Name: "side", Image: testImage, RestartPolicy: ptr.To(v1.ContainerRestartPolicyAlways)},
+		}
+		p.Spec.Containers[0].RestartPolicy = ptr.To(v1.ContainerRestartPolicyNever)
+		p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{
+			Action:    v1.ContainerRestartRuleActionRestartAllContainers,
+			ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
+		}}
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "other", Image: testImage})
+	})
+}
+
+func podCondition(s v1.PodStatus, t v1.PodConditionType) *v1.PodCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func allStatuses(s v1.PodStatus) map[string]v1.ContainerStatus {
+	out := map[string]v1.ContainerStatus{}
+	for _, cs := range append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...) {
+		out[cs.Name] = cs
+	}
+	return out
+}
+
+// sentStatuses are the pod statuses the kubelet patched, in order.
+func (h *harness) sentStatuses() []v1.PodStatus {
+	h.t.Helper()
+	var out []v1.PodStatus
+	for _, a := range h.client.Actions() {
+		if p, ok := a.(clienttesting.PatchActionImpl); ok && p.Subresource == "status" {
+			var body struct{ Status v1.PodStatus }
+			if err := json.Unmarshal(p.Patch, &body); err != nil {
+				h.t.Fatal(err)
 			}
-		})
-		h.add(pod)
-		h.sync(pod)
-		const msg = "Pod was rejected: Pod requires node features that are not available: RestartAllContainersOnContainerExits"
-		if s := h.status(pod); s.Phase != v1.PodFailed || s.Reason != "PodFeatureUnsupported" || s.Message != msg {
-			t.Fatalf("init=%v: status = %s %s %q", init, s.Phase, s.Reason, s.Message)
+			out = append(out, body.Status)
 		}
-		if h.rt.Calls["RunPodSandbox"] != 0 {
-			t.Fatalf("init=%v: a refused pod got a sandbox", init)
+	}
+	return out
+}
+
+// A container exiting as its RestartAllContainers rule says restarts the
+// pod in place, as upstream's kubelet does: the pod says
+// AllContainersRestarting before the running containers are killed
+// ("killing", app containers before sidecars) and every container removed;
+// in the same sandbox, the init container runs again first, then the rest;
+// each container counts one restart, its last state the restart's. Such a
+// pod was refused at admission.
+func TestRestartAllContainersRestartsThePodInPlace(t *testing.T) {
+	h := newHarness(t)
+	rec := record.NewFakeRecorder(100)
+	h.kl.recorder = rec
+	pod := restartAllPod("restart-all")
+	h.add(pod)
+	h.sync(pod)
+	h.rt.Exit(h.running(pod, "init").Id, 0)
+	h.sync(pod) // starts the sidecar
+	h.sync(pod) // and once it started, the app containers
+	if s := h.status(pod); s.Phase != v1.PodRunning || podCondition(s, v1.AllContainersRestarting).Status != v1.ConditionFalse {
+		t.Fatalf("before: phase %s, conditions %+v", s.Phase, s.Conditions)
+	}
+	old := map[string]bool{}
+	for _, c := range h.containers(pod) {
+		old[c.Id] = true
+	}
+	for len(rec.Events) > 0 {
+		<-rec.Events
+	}
+	h.client.ClearActions()
+
+	h.rt.Exit(h.running(pod, "main").Id, 42)
+	h.sync(pod)
+
+	sent := h.sentStatuses()
+	if len(sent) == 0 {
+		t.Fatal("no status sent before the kills")
+	}
+	c := podCondition(sent[0], v1.AllContainersRestarting)
+	if c == nil || c.Status != v1.ConditionTrue || c.Reason != "RestartAllContainersStarted" || c.Message != "container exited with restart policy rule" {
+		t.Fatalf("AllContainersRestarting sent = %+v", c)
+	}
+	if m := allStatuses(sent[0])["main"]; sent[0].Phase != v1.PodRunning || m.State.Terminated == nil || m.State.Terminated.ExitCode != 42 {
+		t.Fatalf("first status sent: phase %s, main %+v", sent[0].Phase, m.State)
+	}
+	var kills []string
+	for len(rec.Events) > 0 {
+		if ev := <-rec.Events; strings.Contains(ev, " Killing ") {
+			kills = append(kills, ev)
 		}
-		if ev := <-rec.Events; !strings.HasPrefix(ev, "Warning PodFeatureUnsupported ") {
-			t.Fatalf("init=%v: event %q", init, ev)
+	}
+	if want := []string{"Normal Killing killing", "Normal Killing killing"}; !slices.Equal(kills, want) {
+		t.Fatalf("kill events %q, want %q", kills, want)
+	}
+	if h.rt.Calls["RunPodSandbox"] != 1 {
+		t.Fatalf("sandboxes created: %d, want the first one kept", h.rt.Calls["RunPodSandbox"])
+	}
+	for _, c := range h.containers(pod) {
+		if old[c.Id] {
+			t.Fatalf("container %s (%s) of before the restart is left", c.Metadata.Name, c.Id)
 		}
+	}
+	if h.running(pod, "init") == nil || h.running(pod, "side") != nil || h.running(pod, "main") != nil {
+		t.Fatalf("after the restart: %v", h.containers(pod))
+	}
+	s := h.status(pod)
+	if s.Phase != v1.PodPending || podCondition(s, v1.AllContainersRestarting).Status != v1.ConditionFalse ||
+		condition(s, v1.PodInitialized) != v1.ConditionTrue {
+		t.Fatalf("while initializing again: phase %s, conditions %+v", s.Phase, s.Conditions)
+	}
+	restarted := func(s v1.PodStatus, wantCount int32) {
+		t.Helper()
+		for name, cs := range allStatuses(s) {
+			last := cs.LastTerminationState.Terminated
+			if cs.RestartCount != wantCount || last == nil || last.Reason != "RestartingAllContainers" || last.ExitCode != 137 ||
+				last.Message != "The container is removed because RestartAllContainers in place" {
+				t.Fatalf("%s: restartCount %d, lastState %+v", name, cs.RestartCount, last)
+			}
+		}
+	}
+	restarted(s, 1)
+	if w := allStatuses(s)["main"].State.Waiting; w == nil || w.Reason != reasonPodInitializing {
+		t.Fatalf("main waits with %+v", w)
+	}
+	h.rt.Exit(h.running(pod, "init").Id, 0)
+	h.sync(pod) // starts the sidecar
+	h.sync(pod) // and once it started, the app containers
+	s = h.status(pod)
+	if s.Phase != v1.PodRunning || h.running(pod, "main") == nil || h.running(pod, "other") == nil || h.running(pod, "side") == nil {
+		t.Fatalf("after initializing again: phase %s, %v", s.Phase, h.containers(pod))
+	}
+	restarted(s, 1)
+
+	// The rule is no crash: no back-off, the pod restarts at once again.
+	h.rt.Exit(h.running(pod, "main").Id, 42)
+	h.sync(pod)
+	h.rt.Exit(h.running(pod, "init").Id, 0)
+	h.sync(pod) // starts the sidecar
+	h.sync(pod) // and once it started, the app containers
+	if s := h.status(pod); s.Phase != v1.PodRunning || h.running(pod, "main") == nil {
+		t.Fatalf("second restart: phase %s, %v", s.Phase, h.containers(pod))
+	}
+	restarted(h.status(pod), 2)
+}
+
+// Exits that match no rule still follow the container's own policy: a pod
+// whose rule container ends otherwise under Never is Failed, not restarted.
+func TestRestartAllContainersRuleNotMatchingEndsThePod(t *testing.T) {
+	h := newHarness(t)
+	pod := restartAllPod("restart-all-no")
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	h.add(pod)
+	h.sync(pod)
+	h.rt.Exit(h.running(pod, "init").Id, 0)
+	h.sync(pod) // starts the sidecar
+	h.sync(pod) // and once it started, the app containers
+	first := h.running(pod, "main")
+	h.rt.Exit(first.Id, 1)
+	h.sync(pod)
+	s := h.status(pod)
+	if s.Phase != v1.PodFailed || h.rt.Calls["RemoveContainer"] != 0 {
+		t.Fatalf("phase %s, removed %d", s.Phase, h.rt.Calls["RemoveContainer"])
+	}
+	if c := podCondition(s, v1.AllContainersRestarting); c == nil || c.Status != v1.ConditionFalse || c.Reason != "PodFailed" {
+		t.Fatalf("AllContainersRestarting = %+v", c)
 	}
 }

@@ -258,6 +258,27 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			return time.Second
 		}
 	}
+	if hasRestartAllRule(pod) && len(rp.Containers) > 0 && allRestarting(pod, rp, kl.lastStatus(pod)) {
+		// Said before the kills (AllContainersRestarting), as upstream,
+		// and sent at once, or it may never be seen when nothing runs to
+		// be killed; the next status shows the containers removed, to
+		// start again from the first init container in the same sandbox.
+		publish(rp)
+		if err := kl.statuses.Send(ctx, pod.UID); err != nil {
+			slog.Info("send status of a pod restarting all its containers", "pod", podKey(pod), "err", err)
+		}
+		if err := kl.resetContainers(ctx, st, pod, rp); err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			slog.Warn("restart all containers", "pod", podKey(pod), "err", err)
+			return time.Second
+		}
+		if rp, err = kl.runtimePod(ctx, pod.UID); err != nil {
+			return time.Second
+		}
+		publish(rp)
+	}
 	// The sandbox's config is only needed to start or pull, which a steady
 	// pod does not: built then, once per sync, it spares re-reading
 	// resolv.conf (for a dnsConfig) and the hostname on every sync.
@@ -585,12 +606,12 @@ func shouldRestart(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatu
 }
 
 // restartsAfter is upstream's ContainerShouldRestart: the container's own
-// restartPolicyRules (the first whose exit codes match, if its action is
-// Restart), then its own restartPolicy, then the pod's. A pod with a
-// RestartAllContainers rule is refused at admission (unavailableFeatures).
+// restartPolicyRules (the first whose exit codes match: it restarts, alone
+// or with all the pod's containers), then its own restartPolicy, then the
+// pod's.
 func restartsAfter(pod *v1.Pod, spec *v1.Container, exitCode int32) bool {
 	if spec != nil && spec.RestartPolicy != nil {
-		if rule, ok := matchingRestartRule(spec, exitCode); ok && rule.Action == v1.ContainerRestartRuleActionRestart {
+		if _, ok := matchingRestartRule(spec, exitCode); ok {
 			return true
 		}
 	}
