@@ -211,18 +211,24 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	find := func() (*resource.Result, error) {
+	find := func(latest bool) (*resource.Result, error) {
 		b, _, err := o.Builder(f)
 		if err != nil {
 			return nil, err
 		}
-		return b.SelectAllParam(o.All).
+		b = b.SelectAllParam(o.All).
 			ResourceTypeOrNameArgs(true, args...).
-			Flatten().
-			Do(), nil
+			Flatten()
+		if latest {
+			// As kubectl, a file's objects are looked up first: one
+			// missing is reported at once instead of waited for, and
+			// does not use up the others' --timeout.
+			b = b.Latest()
+		}
+		return b.Do(), nil
 	}
 	if forCreate {
-		if err := o.waitCreated(wctx, find); err != nil {
+		if err := o.waitCreated(wctx, func() (*resource.Result, error) { return find(false) }); err != nil {
 			return err
 		}
 	}
@@ -230,7 +236,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
-	r, err := find()
+	r, err := find(true)
 	if err != nil {
 		return err
 	}

@@ -696,6 +696,14 @@ func TestWait(t *testing.T) {
 			t.Fatalf("%s", r)
 		}
 	})
+	t.Run("a file's missing object is reported and not waited for", func(t *testing.T) {
+		f := writeFile(t, t.TempDir(), "objs.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nowhere}\n---\n"+
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: slow}\n")
+		r := kubectl(t, "wait", "-n", ns, "-f", f, "--for=jsonpath={.metadata.name}", "--timeout=10s")
+		if r.code != 1 || r.out != "pod/slow condition met\n" || r.err != `Error from server (NotFound): configmaps "nowhere" not found`+"\n" {
+			t.Fatalf("%s", r)
+		}
+	})
 	t.Run("bad --for", func(t *testing.T) {
 		r := kubectl(t, "wait", "-n", ns, "--for=ready", "pod/never")
 		if r.code != 1 || !strings.Contains(r.err, `unrecognized condition: "ready"`) {
