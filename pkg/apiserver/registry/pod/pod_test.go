@@ -269,6 +269,62 @@ func TestStatusUpdate(t *testing.T) {
 	}
 }
 
+// A container's own restartPolicy and restartPolicyRules, and a
+// RestartAllContainers rule anywhere in the pod, let a terminated container
+// of a Never pod run again, as upstream's status validation allows: the
+// kubelet's statuses of such restarts were refused.
+func TestStatusUpdateAllowsRestartsByContainerRules(t *testing.T) {
+	never, always := corev1.ContainerRestartPolicyNever, corev1.ContainerRestartPolicyAlways
+	rule := func(action corev1.ContainerRestartRuleAction, op corev1.ContainerRestartRuleOnExitCodesOperator) []corev1.ContainerRestartRule {
+		return []corev1.ContainerRestartRule{{Action: action, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: op, Values: []int32{42}}}}
+	}
+	tests := []struct {
+		name    string
+		exit    int32
+		mutate  func(*corev1.Pod)
+		allowed bool
+	}{
+		{"no rule", 42, func(*corev1.Pod) {}, false},
+		{"Restart rule matches", 42, func(p *corev1.Pod) {
+			p.Spec.Containers[0].RestartPolicy = &never
+			p.Spec.Containers[0].RestartPolicyRules = rule(corev1.ContainerRestartRuleActionRestart, corev1.ContainerRestartRuleOnExitCodesOpIn)
+		}, true},
+		{"Restart rule does not match", 1, func(p *corev1.Pod) {
+			p.Spec.Containers[0].RestartPolicy = &never
+			p.Spec.Containers[0].RestartPolicyRules = rule(corev1.ContainerRestartRuleActionRestart, corev1.ContainerRestartRuleOnExitCodesOpIn)
+		}, false},
+		{"NotIn rule matches", 1, func(p *corev1.Pod) {
+			p.Spec.Containers[0].RestartPolicy = &never
+			p.Spec.Containers[0].RestartPolicyRules = rule(corev1.ContainerRestartRuleActionRestart, corev1.ContainerRestartRuleOnExitCodesOpNotIn)
+		}, true},
+		{"container Always", 0, func(p *corev1.Pod) { p.Spec.Containers[0].RestartPolicy = &always }, true},
+		{"RestartAllContainers rule on another container", 0, func(p *corev1.Pod) {
+			c := corev1.Container{Name: "other", Image: "busybox", RestartPolicy: &never,
+				RestartPolicyRules: rule(corev1.ContainerRestartRuleActionRestartAllContainers, corev1.ContainerRestartRuleOnExitCodesOpIn)}
+			p.Spec.Containers = append(p.Spec.Containers, c)
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := newPod()
+			old.Spec.RestartPolicy = corev1.RestartPolicyNever
+			tt.mutate(old)
+			old = created(t, old)
+			old.Spec.NodeName = "node-1"
+			old.Status.Phase = corev1.PodRunning
+			old.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: tt.exit}}}}
+			p := old.DeepCopy()
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+			s := Resource(clocktesting.NewFakePassiveClock(now)).Status
+			s.PrepareForUpdate(context.Background(), p, old)
+			errs := s.ValidateUpdate(context.Background(), p, old)
+			if allowed := len(errs) == 0; allowed != tt.allowed {
+				t.Fatalf("allowed = %v (%v), want %v", allowed, errs, tt.allowed)
+			}
+		})
+	}
+}
+
 func TestGracePeriod(t *testing.T) {
 	tests := []struct {
 		name      string

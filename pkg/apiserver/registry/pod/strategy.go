@@ -6,6 +6,7 @@ package pod
 import (
 	"context"
 	"net"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -264,10 +265,12 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 }
 
 // stateTransitions forbids a terminated container to be reported running or
-// waiting again when the restart policy (the pod's, or Always for sidecars)
-// would not have restarted it.
+// waiting again when nothing would have restarted it: as upstream, the
+// pod's restart policy (Always for sidecars), or the container's own
+// restartPolicy and restartPolicyRules, and none at all in a pod where a
+// RestartAllContainers rule may restart every container.
 func stateTransitions(statuses, old []corev1.ContainerStatus, spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
-	if spec.RestartPolicy == corev1.RestartPolicyAlways {
+	if spec.RestartPolicy == corev1.RestartPolicyAlways || mayRestartAll(spec) {
 		return nil
 	}
 	sidecars := map[string]bool{}
@@ -276,10 +279,17 @@ func stateTransitions(statuses, old []corev1.ContainerStatus, spec *corev1.PodSp
 			sidecars[c.Name] = true
 		}
 	}
+	apps := map[string]*corev1.Container{}
+	for i := range spec.Containers {
+		apps[spec.Containers[i].Name] = &spec.Containers[i]
+	}
 	var errs field.ErrorList
 	for i, o := range old {
 		term := o.State.Terminated
 		if term == nil || sidecars[o.Name] || (term.ExitCode != 0 && spec.RestartPolicy == corev1.RestartPolicyOnFailure) {
+			continue
+		}
+		if c := apps[o.Name]; c != nil && ownPolicyRestarts(c, term.ExitCode) {
 			continue
 		}
 		for _, n := range statuses {
@@ -289,6 +299,54 @@ func stateTransitions(statuses, old []corev1.ContainerStatus, spec *corev1.PodSp
 		}
 	}
 	return errs
+}
+
+// mayRestartAll reports whether a container of the pod has a
+// RestartAllContainers rule.
+func mayRestartAll(spec *corev1.PodSpec) bool {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range cs {
+			for _, r := range c.RestartPolicyRules {
+				if r.Action == corev1.ContainerRestartRuleActionRestartAllContainers {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// ownPolicyRestarts reports whether container c's own restartPolicyRules
+// (the first whose exit codes match) or restartPolicy restart it after it
+// exited with exitCode; without a restartPolicy of its own, the pod's
+// decides.
+func ownPolicyRestarts(c *corev1.Container, exitCode int32) bool {
+	if c.RestartPolicy == nil {
+		return false
+	}
+	for _, r := range c.RestartPolicyRules {
+		if r.ExitCodes == nil {
+			continue
+		}
+		in := slices.Contains(r.ExitCodes.Values, exitCode)
+		switch r.ExitCodes.Operator {
+		case corev1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return true
+			}
+		case corev1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return true
+			}
+		}
+	}
+	switch *c.RestartPolicy {
+	case corev1.ContainerRestartPolicyAlways:
+		return true
+	case corev1.ContainerRestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return false
 }
 
 func ip(s string, fldPath *field.Path) field.ErrorList {
