@@ -220,11 +220,12 @@ func (kl *Kubelet) nodeStatus(ctx context.Context, prev *v1.NodeStatus) v1.NodeS
 	now := metav1.NewTime(kl.clock.Now()).Rfc3339Copy()
 	capacity := kl.capacity()
 	s := v1.NodeStatus{
-		Capacity:        capacity,
-		Allocatable:     kl.allocatable(),
-		NodeInfo:        kl.nodeInfo(ctx),
-		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(kl.cfg.Port)}},
-		Phase:           "",
+		Capacity:         capacity,
+		Allocatable:      kl.allocatable(),
+		NodeInfo:         kl.nodeInfo(ctx),
+		DaemonEndpoints:  v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(kl.cfg.Port)}},
+		Phase:            "",
+		DeclaredFeatures: []string{restartAllContainersFeature},
 	}
 	if kl.cfg.NodeIP != "" {
 		s.Addresses = append(s.Addresses, v1.NodeAddress{Type: v1.NodeInternalIP, Address: kl.cfg.NodeIP})

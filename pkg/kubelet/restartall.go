@@ -25,6 +25,12 @@ const (
 	restartAllKillMessage = "killing"
 )
 
+// restartAllContainersFeature is the node feature this kubelet declares in
+// its Node's status.declaredFeatures for the in-place restart, as upstream's
+// kubelet declares it (NodeDeclaredFeatures, beta and on in 1.36): the other
+// features upstream may declare are ones kube-lite does not serve.
+const restartAllContainersFeature = "RestartAllContainersOnContainerExits"
+
 // hasRestartAllRule reports whether any of the pod's containers may restart
 // the whole pod in place: such a pod carries the AllContainersRestarting
 // condition, as upstream's.

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -269,5 +270,14 @@ func TestRestartAllContainersRuleNotMatchingEndsThePod(t *testing.T) {
 	}
 	if c := podCondition(s, v1.AllContainersRestarting); c == nil || c.Status != v1.ConditionFalse || c.Reason != "PodFailed" {
 		t.Fatalf("AllContainersRestarting = %+v", c)
+	}
+}
+
+// The node declares the in-place restart in status.declaredFeatures, as
+// upstream's kubelet does, so that what places pods can tell it serves them.
+func TestNodeDeclaresRestartAllContainers(t *testing.T) {
+	h := newHarness(t)
+	if got := h.kl.nodeStatus(context.Background(), nil).DeclaredFeatures; !slices.Equal(got, []string{"RestartAllContainersOnContainerExits"}) {
+		t.Fatalf("declaredFeatures = %q", got)
 	}
 }
