@@ -3,6 +3,7 @@ package wait
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -211,24 +213,22 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	find := func(latest bool) (*resource.Result, error) {
+	// As kubectl, a file's objects are looked up on the server: one
+	// missing is reported at once instead of waited for (using up the
+	// others' --timeout); --for=create waits until all exist.
+	find := func() (*resource.Result, error) {
 		b, _, err := o.Builder(f)
 		if err != nil {
 			return nil, err
 		}
-		b = b.SelectAllParam(o.All).
+		return b.SelectAllParam(o.All).
 			ResourceTypeOrNameArgs(true, args...).
-			Flatten()
-		if latest {
-			// As kubectl, a file's objects are looked up first: one
-			// missing is reported at once instead of waited for, and
-			// does not use up the others' --timeout.
-			b = b.Latest()
-		}
-		return b.Do(), nil
+			Flatten().
+			Latest().
+			Do(), nil
 	}
 	if forCreate {
-		if err := o.waitCreated(wctx, func() (*resource.Result, error) { return find(false) }); err != nil {
+		if err := o.waitCreated(wctx, find); err != nil {
 			return err
 		}
 	}
@@ -236,7 +236,7 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err != nil {
 		return err
 	}
-	r, err := find(true)
+	r, err := find()
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (o *Options) waitCreated(ctx context.Context, find func() (*resource.Result
 			found = true
 			return nil
 		})
-		if apierrors.IsNotFound(err) {
+		if allNotFound(err) {
 			return false, nil
 		}
 		return found, err
@@ -336,4 +336,21 @@ func (o *Options) waitOne(ctx, wctx context.Context, dyn dynamic.Interface, info
 		last.SetName(info.Name)
 	}
 	return last, nil
+}
+
+// allNotFound reports whether err is NotFound, or a list of only those
+// (what a file's objects give when looked up on the server): for
+// --for=create, objects still to come.
+func allNotFound(err error) bool {
+	var agg utilerrors.Aggregate
+	if !errors.As(err, &agg) {
+		return apierrors.IsNotFound(err)
+	}
+	errs := utilerrors.Flatten(agg).Errors()
+	for _, e := range errs {
+		if !apierrors.IsNotFound(e) {
+			return false
+		}
+	}
+	return len(errs) > 0
 }

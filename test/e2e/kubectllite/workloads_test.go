@@ -704,6 +704,16 @@ func TestWait(t *testing.T) {
 			t.Fatalf("%s", r)
 		}
 	})
+	t.Run("create from a file", func(t *testing.T) {
+		f := writeFile(t, t.TempDir(), "later.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later-file}\n")
+		ch, stop := startLines(t, "wait", "-n", ns, "--for=create", "-f", f, "--timeout=90s")
+		defer stop()
+		time.Sleep(time.Second)
+		createConfigMap(t, ns, "later-file", nil)
+		if l := awaitLine(t, ch, "configmap/later-file"); l != "configmap/later-file condition met" {
+			t.Fatalf("line %q", l)
+		}
+	})
 	t.Run("bad --for", func(t *testing.T) {
 		r := kubectl(t, "wait", "-n", ns, "--for=ready", "pod/never")
 		if r.code != 1 || !strings.Contains(r.err, `unrecognized condition: "ready"`) {
