@@ -184,6 +184,6 @@ func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Objec
 	newJ.Generation = oldJ.Generation
 }
 
-func (statusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return validateStatus(&obj.(*batchv1.Job).Status, field.NewPath("status"))
+func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validateStatusUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))
 }

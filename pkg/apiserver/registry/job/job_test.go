@@ -274,7 +274,7 @@ func TestUpdate(t *testing.T) {
 func TestStatusUpdate(t *testing.T) {
 	stored := created(t, newJob())
 	start := metav1.NewTime(now.Add(-time.Minute))
-	complete := []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	complete := []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}, {Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	tests := []struct {
 		name   string
 		status batchv1.JobStatus

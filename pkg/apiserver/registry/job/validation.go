@@ -350,33 +350,44 @@ func countIndexes(s string, completions int32) (int32, error) {
 	var total int32
 	last := int32(-1)
 	for _, interval := range strings.Split(s, ",") {
-		bounds := strings.Split(interval, "-")
-		if len(bounds) > 2 {
-			return 0, fmt.Errorf("the fragment %q violates the requirement that an index interval can have at most two parts separated by '-'", interval)
+		first, end, err := parseIndexInterval(interval, completions)
+		if err != nil {
+			return 0, err
 		}
-		var ends [2]int32
-		for i, b := range bounds {
-			v, err := strconv.Atoi(b)
-			if err != nil {
-				return 0, fmt.Errorf("cannot convert string to integer for index: %q", b)
-			}
-			if v >= int(completions) {
-				return 0, fmt.Errorf("too large index: %q", b)
-			}
-			ends[i] = int32(v)
+		if last >= first {
+			return 0, fmt.Errorf("non-increasing order, previous: %d, current: %d", last, first)
 		}
-		if len(bounds) == 1 {
-			ends[1] = ends[0]
-		} else if ends[0] >= ends[1] {
-			return 0, fmt.Errorf("non-increasing order, previous: %d, current: %d", ends[0], ends[1])
-		}
-		if last >= ends[0] {
-			return 0, fmt.Errorf("non-increasing order, previous: %d, current: %d", last, ends[0])
-		}
-		total += ends[1] - ends[0] + 1
-		last = ends[1]
+		total += end - first + 1
+		last = end
 	}
 	return total, nil
+}
+
+// parseIndexInterval parses one interval of an index list, "3" or "3-5",
+// into its first and last index.
+func parseIndexInterval(interval string, completions int32) (int32, int32, error) {
+	bounds := strings.Split(interval, "-")
+	if len(bounds) > 2 {
+		return 0, 0, fmt.Errorf("the fragment %q violates the requirement that an index interval can have at most two parts separated by '-'", interval)
+	}
+	var ends [2]int32
+	for i, b := range bounds {
+		v, err := strconv.Atoi(b)
+		if err != nil {
+			return 0, 0, fmt.Errorf("cannot convert string to integer for index: %q", b)
+		}
+		if v >= int(completions) {
+			return 0, 0, fmt.Errorf("too large index: %q", b)
+		}
+		ends[i] = int32(v)
+	}
+	if len(bounds) == 1 {
+		return ends[0], ends[0], nil
+	}
+	if ends[0] >= ends[1] {
+		return 0, 0, fmt.Errorf("non-increasing order, previous: %d, current: %d", ends[0], ends[1])
+	}
+	return ends[0], ends[1], nil
 }
 
 // validateIndexedName refuses an Indexed job whose pods could not be named:
@@ -505,38 +516,6 @@ func keepNodeAffinityOf(t *corev1.PodTemplateSpec, old *corev1.Affinity) {
 	if old == nil && *t.Spec.Affinity == (corev1.Affinity{}) {
 		t.Spec.Affinity = nil
 	}
-}
-
-func validateStatus(status *batchv1.JobStatus, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	counts := []struct {
-		name  string
-		value int32
-	}{
-		{"active", status.Active},
-		{"succeeded", status.Succeeded},
-		{"failed", status.Failed},
-		{"ready", ptr.Deref(status.Ready, 0)},
-		{"terminating", ptr.Deref(status.Terminating, 0)},
-	}
-	for _, c := range counts {
-		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(c.value), fldPath.Child(c.name))...)
-	}
-	if status.StartTime != nil && status.CompletionTime != nil && status.CompletionTime.Before(status.StartTime) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("completionTime"), status.CompletionTime, "completionTime cannot be set before startTime"))
-	}
-	if status.CompletionTime != nil && !hasCondition(status.Conditions, batchv1.JobComplete) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("completionTime"), status.CompletionTime, "cannot set completionTime when there is no Complete=True condition"))
-	}
-	for i, c := range status.Conditions {
-		switch c.Status {
-		case corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown:
-		default:
-			allErrs = append(allErrs, field.NotSupported(fldPath.Child("conditions").Index(i).Child("status"), c.Status,
-				[]corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown}))
-		}
-	}
-	return allErrs
 }
 
 func hasCondition(conds []batchv1.JobCondition, t batchv1.JobConditionType) bool {
