@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
@@ -27,8 +28,11 @@ type Attributes struct {
 	Operation   Operation
 	Resource    *registry.Resource
 	Subresource string
-	Namespace   string
-	Name        string
+	// Kind is the object's kind when it is not the resource's, as on
+	// pods/binding (a Binding); empty means the resource's kind.
+	Kind      schema.GroupVersionKind
+	Namespace string
+	Name      string
 	// Object is the new object (nil on delete); mutating plugins change it in place.
 	Object runtime.Object
 	// OldObject is the stored object on update and delete.
@@ -37,6 +41,14 @@ type Attributes struct {
 	Options runtime.Object
 	User    *request.User
 	DryRun  bool
+}
+
+// ObjectKind is the kind of Object and OldObject.
+func (a *Attributes) ObjectKind() schema.GroupVersionKind {
+	if !a.Kind.Empty() {
+		return a.Kind
+	}
+	return a.Resource.GroupVersionKind()
 }
 
 // Mutator may change the object. Returning an error refuses the request; an

@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
@@ -38,9 +41,20 @@ func (h *Handler) bindCollection(w http.ResponseWriter, r *http.Request, ns stri
 	h.serveBinding(w, r, st, ns, "", false)
 }
 
+// bindingsResource is the legacy bindings collection as admission sees it:
+// upstream admits a POST to it as a create of "bindings", not of
+// pods/binding.
+var bindingsResource = &registry.Resource{
+	GroupVersion: corev1.SchemeGroupVersion, Name: "bindings", Singular: "binding", Kind: "Binding", Namespaced: true,
+	New: func() runtime.Object { return &corev1.Binding{} },
+}
+
 // serveBinding binds the pod name (from the body when name is empty);
 // preconditions says whether the body's uid and resourceVersion must hold.
+// As upstream, the binding is a create that runs the admission chain:
+// mutating plugins first, validating ones once the binding is valid.
 func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, preconditions bool) {
+	ctx := r.Context()
 	wr, err := readWrite(r, objectTypes)
 	if err != nil {
 		writeError(w, r, err)
@@ -60,10 +74,22 @@ func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store
 		writeError(w, r, badRequestf("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
+	// Admission sees the binding in the request's namespace, as upstream's.
+	binding.Namespace = ns
+	u, _ := request.UserFrom(ctx)
+	a := &admission.Attributes{Operation: admission.Create, Resource: st.Resource, Subresource: "binding", Kind: gvk,
+		Namespace: ns, Name: name, Object: binding, User: u, DryRun: wr.dry}
+	if !preconditions {
+		binding.UID, binding.ResourceVersion, binding.CreationTimestamp = "", "", metav1.Time{}
+		a.Resource, a.Subresource, a.Kind, a.Name = bindingsResource, "", schema.GroupVersionKind{}, binding.Name
+	}
+	if err := h.admission.Mutate(ctx, a); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	switch {
 	case !preconditions:
 		name = binding.Name
-		binding.UID, binding.ResourceVersion = "", ""
 	case binding.Name != name:
 		writeError(w, r, badRequestf("name in URL does not match name in Binding object"))
 		return
@@ -72,11 +98,15 @@ func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store
 		writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), name, errs))
 		return
 	}
+	if err := h.admission.Validate(ctx, a); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if name == "" {
 		writeError(w, r, badRequestf("Name parameter required."))
 		return
 	}
-	if err := h.assignPod(r.Context(), st, ns, binding, wr.dry); err != nil {
+	if err := h.assignPod(ctx, st, ns, binding, wr.dry); err != nil {
 		writeError(w, r, err)
 		return
 	}

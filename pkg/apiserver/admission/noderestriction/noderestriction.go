@@ -98,7 +98,8 @@ func (p *Plugin) pod(node string, a *admission.Attributes) error {
 		}
 		return nil
 	case a.Subresource != "":
-		return fmt.Errorf("unexpected subresource %q", a.Subresource)
+		// Binding included: a kubelet places no pods, the scheduler does.
+		return fmt.Errorf("unexpected pod subresource %q, only 'status' and 'eviction' are allowed", a.Subresource)
 	}
 	switch a.Operation {
 	case admission.Create:

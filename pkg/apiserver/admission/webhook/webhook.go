@@ -117,10 +117,10 @@ func encode(obj runtime.Object, a *admission.Attributes) (runtime.RawExtension, 
 		return runtime.RawExtension{}, nil
 	}
 	c := obj.DeepCopyObject()
-	c.GetObjectKind().SetGroupVersionKind(a.Resource.GroupVersionKind())
+	c.GetObjectKind().SetGroupVersionKind(a.ObjectKind())
 	b, err := json.Marshal(c)
 	if err != nil {
-		return runtime.RawExtension{}, fmt.Errorf("encode %s: %w", a.Resource.Kind, err)
+		return runtime.RawExtension{}, fmt.Errorf("encode %s: %w", a.ObjectKind().Kind, err)
 	}
 	return runtime.RawExtension{Raw: b}, nil
 }
@@ -139,7 +139,7 @@ func encodeOptions(opts runtime.Object) runtime.RawExtension {
 }
 
 func reviewRequest(a *admission.Attributes) (*admissionv1.AdmissionRequest, error) {
-	gvk := a.Resource.GroupVersionKind()
+	gvk := a.ObjectKind()
 	gvr := a.Resource.GroupVersionResource()
 	kind := metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}
 	res := metav1.GroupVersionResource{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource}
@@ -360,10 +360,12 @@ func applyPatch(a *admission.Attributes, resp *admissionv1.AdmissionResponse) er
 		return fmt.Errorf("decode patched object: %w", err)
 	}
 	reflect.ValueOf(a.Object).Elem().Set(fresh.Elem())
-	if a.Resource.Strategy != nil {
+	// The resource's defaults are for its own kind, not for what a
+	// subresource carries (a Binding on pods/binding).
+	if a.Resource.Strategy != nil && a.Kind.Empty() {
 		a.Resource.Strategy.Default(a.Object)
 	}
-	a.Object.GetObjectKind().SetGroupVersionKind(a.Resource.GroupVersionKind())
+	a.Object.GetObjectKind().SetGroupVersionKind(a.ObjectKind())
 	return nil
 }
 
