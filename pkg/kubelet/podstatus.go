@@ -357,13 +357,14 @@ func nanoTime(ns int64) metav1.Time {
 	return metav1.NewTime(time.Unix(0, ns)).Rfc3339Copy()
 }
 
-// podPhase is upstream's getPhase: init failures under Never fail the
-// pod, waiting containers (sidecars not yet started included) keep it
+// podPhase is upstream's getPhase: an init container failed for good (its
+// own restart policy and rules, else the pod's, do not run it again) fails
+// the pod, waiting containers (sidecars not yet started included) keep it
 // Pending, running sidecars keep it Running, and the restart policy decides
 // what stopped containers mean, unless the pod is terminal (deleted and its
 // containers stopped for good): then none restarts whatever the policy.
 func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal bool) v1.PodPhase {
-	pendingInit, failedInit, pendingSidecars := 0, 0, 0
+	pendingInit, failedInit, failedForGood, pendingSidecars := 0, 0, 0, 0
 	running, waiting, stopped, succeeded := 0, 0, 0, 0
 	for i, cs := range initStatuses {
 		if i < len(pod.Spec.InitContainers) && isSidecar(&pod.Spec.InitContainers[i]) {
@@ -381,21 +382,36 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 			}
 			continue
 		}
+		var failed *v1.ContainerStateTerminated
 		switch {
 		case cs.State.Terminated != nil:
 			if cs.State.Terminated.ExitCode != 0 {
-				failedInit++
+				failed = cs.State.Terminated
 			}
 		case cs.State.Waiting != nil && restartedByAll(&cs):
 			// Removed by a restart of the whole pod: it runs again, and
 			// until then neither holds the pod back nor failed it.
 		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode != 0:
-			failedInit++
+			failed = cs.LastTerminationState.Terminated
 		default:
 			pendingInit++
 		}
+		if failed == nil {
+			continue
+		}
+		failedInit++
+		// The init container's own restartPolicyRules and restartPolicy,
+		// else the pod's, say whether it runs again (upstream's
+		// ContainerRestartRules): one that does not fails the pod.
+		var spec *v1.Container
+		if i < len(pod.Spec.InitContainers) {
+			spec = &pod.Spec.InitContainers[i]
+		}
+		if failed.Reason != reasonRestartingAllContainers && !restartsAfter(pod, spec, failed.ExitCode) {
+			failedForGood++
+		}
 	}
-	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+	if failedForGood > 0 {
 		return v1.PodFailed
 	}
 	if pendingInit > 0 || failedInit > 0 || (pendingSidecars > 0 && !anyAppStarted(statuses)) {

@@ -331,7 +331,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			if cur != nil && (cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING || cur.State == runtimeapi.ContainerState_CONTAINER_CREATED) {
 				break
 			}
-			if cur != nil && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+			if cur != nil && !initRestarts(pod, c, cur) {
 				break // failed for good: the pod is Failed
 			}
 			after, started := kl.startOrBackOff(ctx, pod, c, cur, env)
@@ -603,6 +603,18 @@ func shouldRestart(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatu
 		return false
 	}
 	return restartsAfter(pod, spec, c.ExitCode)
+}
+
+// initRestarts reports whether init container spec, failed as c says, runs
+// again: as upstream, its own restartPolicyRules and restartPolicy decide
+// over the pod's (a Never pod may retry an OnFailure init container, an
+// Always pod fails with a Never one). One in no known state has no exit
+// code for the rules to weigh: only the policies do.
+func initRestarts(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatus) bool {
+	if c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+		return restartsAfter(pod, spec, c.ExitCode)
+	}
+	return policyRestarts(pod, spec, true)
 }
 
 // restartsAfter is upstream's ContainerShouldRestart: the container's own
