@@ -105,7 +105,7 @@ func newStatusCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 			}
 			// Each object in turn, as kubectl, each with its own --timeout.
 			found := false
-			ns, err := visit(f, args, &sel, false, func(info *resource.Info) error {
+			ns, err := visit(f, args, &sel, true, func(info *resource.Info) error {
 				found = true
 				return statusOf(cmd.Context(), f, streams, info, watch, revision, timeout)
 			})
@@ -175,7 +175,7 @@ func newHistoryCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 		Use:   "history (TYPE NAME | TYPE/NAME | -f FILENAME)",
 		Short: "Show the revisions of a rollout",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := visit(f, args, &sel, false, func(info *resource.Info) error {
+			_, err := visit(f, args, &sel, true, func(info *resource.Info) error {
 				viewer, err := polymorphichelpers.HistoryViewerFn(f, info.Mapping)
 				if err != nil {
 					return err

@@ -459,6 +459,19 @@ func TestRollout(t *testing.T) {
 			t.Fatalf("status of two, one missing: %s", r)
 		}
 	})
+	t.Run("a file's kind the scheme does not know", func(t *testing.T) {
+		// As kubectl's rollout commands, which read files into the
+		// scheme's types: the document is reported, the others done.
+		f := writeFile(t, t.TempDir(), "objs.yaml", "apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n---\n"+
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+		wantErr := `error: unable to decode "` + f + `": no kind "Widget" is registered for version "v1" in scheme`
+		for _, sub := range []string{"status", "history"} {
+			r := kubectl(t, "rollout", sub, "-n", ns, "-f", f)
+			if r.code != 1 || !strings.HasPrefix(r.out, "deployment") || !strings.HasPrefix(r.err, wantErr) || len(lines(r.err)) != 1 {
+				t.Fatalf("rollout %s: %s\nwant stderr starting %q", sub, r, wantErr)
+			}
+		}
+	})
 	t.Run("history", func(t *testing.T) {
 		r := mustSucceed(t, "rollout", "history", "-n", ns, "deployment/web")
 		got := table(r.out)
