@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,6 +58,9 @@ type Controller struct {
 
 	// rediscover is how often new resource types are looked for.
 	rediscover time.Duration
+
+	// Events records the references that cannot resolve; set it before Run.
+	Events controllerutil.Recorder
 }
 
 // New builds a collector; resetMapper (may be nil) drops the mapper's cache
@@ -75,6 +79,7 @@ func New(client dynamic.Interface, disc discovery.DiscoveryInterface, mapper Map
 		watching:   map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 		factory:    dynamicinformer.NewDynamicSharedInformerFactory(client, 0),
 		rediscover: 30 * time.Second,
+		Events:     controllerutil.NopRecorder{},
 	}
 }
 
@@ -200,6 +205,7 @@ func (c *Controller) handler(gvr schema.GroupVersionResource) cache.ResourceEven
 			return
 		}
 		old := c.graph.upsert(n)
+		c.reportForeignOwners(n, old)
 		c.wake(n, old)
 		// Dependents may have been waiting for this owner to appear (they
 		// were enqueued before its informer synced) or to start deleting.
@@ -229,6 +235,48 @@ func (c *Controller) handler(gvr schema.GroupVersionResource) cache.ResourceEven
 			}
 		},
 	}
+}
+
+// reportForeignOwners warns, as upstream, on a dependent that names by UID
+// a namespaced owner of another namespace (or, being cluster-scoped, of any
+// namespace): ownership cannot cross namespaces, so the reference resolves
+// to nothing in the dependent's own namespace and the collector treats the
+// owner as gone, which the user would otherwise not learn why. It is
+// recorded once both ends are known: when the dependent gains such a
+// reference to an owner already seen, or when such an owner first appears.
+func (c *Controller) reportForeignOwners(n, old *node) {
+	for _, r := range n.owners {
+		if old != nil && slices.ContainsFunc(old.owners, func(o metav1.OwnerReference) bool { return o.UID == r.UID }) {
+			continue
+		}
+		if o := c.graph.get(r.UID); o != nil && o.namespace != "" && o.namespace != n.namespace {
+			// Upstream reports a dependent's first such owner only.
+			c.reportForeignOwner(n, r)
+			break
+		}
+	}
+	if old != nil || n.namespace == "" {
+		return
+	}
+	for _, d := range c.graph.dependentsOf(n.uid) {
+		if d.namespace == n.namespace {
+			continue
+		}
+		for _, r := range d.owners {
+			if r.UID == n.uid {
+				c.reportForeignOwner(d, r)
+				break
+			}
+		}
+	}
+}
+
+func (c *Controller) reportForeignOwner(dep *node, r metav1.OwnerReference) {
+	slog.Info("garbage collector: an object names an owner of another namespace", "resource", dep.gvr.Resource,
+		"object", dep.namespace+"/"+dep.name, "owner", r.Kind+"/"+r.Name)
+	ref := &corev1.ObjectReference{Kind: dep.kind, APIVersion: dep.gvr.GroupVersion().String(), Namespace: dep.namespace, Name: dep.name, UID: dep.uid}
+	c.Events.Eventf(ref, corev1.EventTypeWarning, "OwnerRefInvalidNamespace", "ownerRef [%s/%s, namespace: %s, name: %s, uid: %s] does not exist in namespace %q",
+		r.APIVersion, r.Kind, dep.namespace, r.Name, r.UID, dep.namespace)
 }
 
 // wake enqueues what a change to n may unblock: n itself if it has owners

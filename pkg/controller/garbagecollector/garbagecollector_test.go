@@ -2,9 +2,12 @@ package garbagecollector
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -343,6 +346,69 @@ func TestAttemptToDeleteHonoursFinalizers(t *testing.T) {
 			}
 			if !slices.Equal(got, []metav1.DeletionPropagation{tt.want}) {
 				t.Errorf("deleted with %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// recorded is an event as the recorder got it.
+type recorded struct {
+	ref                    corev1.ObjectReference
+	eventType, reason, msg string
+}
+
+type fakeRecorder struct {
+	mu     sync.Mutex
+	events []recorded
+}
+
+func (r *fakeRecorder) Eventf(obj runtime.Object, eventType, reason, messageFmt string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, recorded{ref: *obj.(*corev1.ObjectReference), eventType: eventType, reason: reason, msg: fmt.Sprintf(messageFmt, args...)})
+}
+
+// A dependent naming a namespaced owner of another namespace gets upstream's
+// OwnerRefInvalidNamespace warning, which `kubectl describe` shows, whether
+// the owner or the dependent is seen first; once, not on every update.
+func TestOwnerOfAnotherNamespaceIsReported(t *testing.T) {
+	owner := rs("rs", "rs-uid")
+	owner.ns = "a"
+	inOther := pod("p", ownedBy("rs", "rs-uid", true))
+	inOther.ns = "b"
+	sameNS := pod("q", ownedBy("rs", "rs-uid", true))
+	sameNS.ns = "a"
+	clusterScoped := obj{gvr: nodesGVR, kind: "Node", name: "n", uid: "n-uid", owners: []metav1.OwnerReference{ownedBy("rs", "rs-uid", true)}}
+	clusterOwner := obj{gvr: nodesGVR, kind: "Node", name: "n", uid: "n-uid"}
+	ownedByNode := pod("r", metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: "n", UID: "n-uid"})
+	podEvent := recorded{ref: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "b", Name: "p", UID: "p-uid"},
+		eventType: corev1.EventTypeWarning, reason: "OwnerRefInvalidNamespace",
+		msg: `ownerRef [apps/v1/ReplicaSet, namespace: b, name: rs, uid: rs-uid] does not exist in namespace "b"`}
+	nodeEvent := recorded{ref: corev1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: "n", UID: "n-uid"},
+		eventType: corev1.EventTypeWarning, reason: "OwnerRefInvalidNamespace",
+		msg: `ownerRef [apps/v1/ReplicaSet, namespace: , name: rs, uid: rs-uid] does not exist in namespace ""`}
+	for _, tt := range []struct {
+		name  string
+		added []obj
+		want  []recorded
+	}{
+		{name: "owner first", added: []obj{owner, inOther, inOther}, want: []recorded{podEvent}},
+		{name: "dependent first", added: []obj{inOther, owner, owner}, want: []recorded{podEvent}},
+		{name: "cluster-scoped dependent", added: []obj{owner, clusterScoped}, want: []recorded{nodeEvent}},
+		{name: "cluster-scoped dependent first", added: []obj{clusterScoped, owner}, want: []recorded{nodeEvent}},
+		{name: "same namespace", added: []obj{owner, sameNS}},
+		{name: "cluster-scoped owner", added: []obj{clusterOwner, ownedByNode}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			rec := &fakeRecorder{}
+			f.gc.Events = rec
+			for _, o := range tt.added {
+				h := f.gc.handler(o.gvr)
+				h.OnAdd(o.unstructured(), false)
+			}
+			if !slices.Equal(rec.events, tt.want) {
+				t.Fatalf("events %+v, want %+v", rec.events, tt.want)
 			}
 		})
 	}

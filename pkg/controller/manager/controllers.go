@@ -59,6 +59,7 @@ func startGarbageCollector(_ context.Context, cc *controllerContext) (runFunc, e
 		return nil, err
 	}
 	c := garbagecollector.New(dyn, disc, mapper, mapper.Reset, cc.metrics)
+	c.Events = cc.recorder("garbage-collector-controller")
 	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentGCSyncs) }, nil
 }
 

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -240,5 +241,39 @@ func (c *cluster) waitCollectorSawReplicaSets(t *testing.T) {
 			return true, nil
 		}
 		return false, err
+	})
+}
+
+// TestOwnerOfAnotherNamespaceIsReported: a dependent naming an owner of
+// another namespace gets upstream's OwnerRefInvalidNamespace warning from
+// the garbage-collector-controller, which `kubectl describe` shows next to
+// the dependent (which goes, as the reference resolves to nothing).
+func TestOwnerOfAnotherNamespaceIsReported(t *testing.T) {
+	c := start(t, func(o *manager.Options) { o.Controllers = []string{"garbagecollector"} })
+	ctx := context.Background()
+	if _, err := c.client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := c.client.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}
+	if _, err := c.client.CoreV1().ConfigMaps("elsewhere").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`ownerRef [v1/ConfigMap, namespace: elsewhere, name: owner, uid: %s] does not exist in namespace "elsewhere"`, owner.UID)
+	waitFor(t, "the OwnerRefInvalidNamespace event", func() (bool, error) {
+		evs, err := c.client.CoreV1().Events("elsewhere").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=dependent,reason=OwnerRefInvalidNamespace"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, err
+		}
+		e := evs.Items[0]
+		if e.Type != v1.EventTypeWarning || e.Source.Component != "garbage-collector-controller" || e.Message != want || e.InvolvedObject.Kind != "ConfigMap" {
+			return false, fmt.Errorf("event %s %s from %q about %s: %q, want Warning from garbage-collector-controller: %q",
+				e.Type, e.Reason, e.Source.Component, e.InvolvedObject.Kind, e.Message, want)
+		}
+		return true, nil
 	})
 }
