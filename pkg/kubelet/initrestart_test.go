@@ -91,3 +91,40 @@ func TestInitContainerRestartPolicyOverridesThePods(t *testing.T) {
 		})
 	}
 }
+
+// An init container whose RestartAllContainers rule matches its exit code
+// restarts the pod in place (the init container runs again, the pod stays
+// Pending), not failing it, even under Never policies.
+func TestInitContainerRestartAllContainersRule(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("init-restart-all", func(p *v1.Pod) {
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Spec.InitContainers = []v1.Container{{Name: "setup", Image: testImage,
+			RestartPolicy: ptr.To(v1.ContainerRestartPolicyNever),
+			RestartPolicyRules: []v1.ContainerRestartRule{{
+				Action:    v1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
+			}}}}
+	})
+	h.add(pod)
+	h.sync(pod)
+	first := h.running(pod, "setup")
+	h.rt.Exit(first.Id, 42)
+	for i := 0; i < 3 && h.running(pod, "setup") == nil; i++ {
+		h.sync(pod)
+	}
+	again := h.running(pod, "setup")
+	if again == nil || again.Id == first.Id {
+		t.Fatalf("init container not run again: %v", h.containers(pod))
+	}
+	s := h.status(pod)
+	setup := s.InitContainerStatuses[0]
+	if s.Phase != v1.PodPending || setup.State.Running == nil || setup.RestartCount != 1 {
+		t.Fatalf("phase %s, init container %+v: want Pending, running again once", s.Phase, setup)
+	}
+	h.rt.Exit(again.Id, 0)
+	h.sync(pod)
+	if s := h.status(pod); s.Phase != v1.PodRunning || h.running(pod, "main") == nil {
+		t.Fatalf("after the init container succeeded: phase %s", s.Phase)
+	}
+}

@@ -532,20 +532,14 @@ func containerRestartRules(c *corev1.Container, fldPath *field.Path) field.Error
 }
 
 // initContainerRules: only sidecars (restartPolicy Always) run alongside the
-// main containers, so only they may have probes and lifecycle hooks.
-// A sidecar's restartPolicyRules are checked as a regular container's, and
-// rules need a restartPolicy, as upstream 1.36's; they were stored unchecked.
+// main containers, so only they may have probes and lifecycle hooks. Any
+// init container's restartPolicy and restartPolicyRules are checked as a
+// regular container's: as upstream 1.36 (ContainerRestartRules), Never and
+// OnFailure decide, over the pod's policy, whether a failed one runs again.
 func initContainerRules(c *corev1.Container, fldPath *field.Path) field.ErrorList {
+	errs := containerRestartRules(c, fldPath)
 	if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-		return containerRestartRules(c, fldPath)
-	}
-	var errs field.ErrorList
-	switch {
-	case c.RestartPolicy != nil:
-		errs = append(errs, field.NotSupported(fldPath.Child("restartPolicy"), *c.RestartPolicy,
-			[]string{string(corev1.ContainerRestartPolicyAlways)}))
-	case len(c.RestartPolicyRules) > 0:
-		errs = append(errs, field.Required(fldPath.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
+		return errs
 	}
 	const msg = "may not be set for init containers without restartPolicy=Always"
 	if c.Lifecycle != nil {

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,5 +196,53 @@ func TestDataKeys(t *testing.T) {
 	got := errorStrings(DataKeys(map[string]string{"a.txt": "x", "bad/key": "y"}, field.NewPath("data")))
 	if len(got) != 1 || !strings.HasPrefix(got[0], `data[bad/key]: Invalid value: "bad/key"`) {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// As upstream 1.36 (ContainerRestartRules, on by default since 1.35), an
+// init container may have restartPolicy Never or OnFailure, with
+// restartPolicyRules checked as a regular container's, and still no probes
+// or hooks; only Always (a sidecar) was accepted.
+func TestInitContainerRestartPolicyNeverOrOnFailure(t *testing.T) {
+	rule := func(action corev1.ContainerRestartRuleAction, op corev1.ContainerRestartRuleOnExitCodesOperator) corev1.ContainerRestartRule {
+		return corev1.ContainerRestartRule{Action: action, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: op, Values: []int32{42}}}
+	}
+	init := func(name string, policy corev1.ContainerRestartPolicy, rules ...corev1.ContainerRestartRule) corev1.Container {
+		return corev1.Container{Name: name, Image: "busybox", ImagePullPolicy: corev1.PullIfNotPresent,
+			TerminationMessagePolicy: corev1.TerminationMessageReadFile, RestartPolicy: &policy, RestartPolicyRules: rules}
+	}
+	tests := []struct {
+		name  string
+		inits []corev1.Container
+		want  []string
+	}{
+		{"Never and OnFailure with rules", []corev1.Container{
+			init("never", corev1.ContainerRestartPolicyNever, rule(corev1.ContainerRestartRuleActionRestart, corev1.ContainerRestartRuleOnExitCodesOpIn)),
+			init("onfailure", corev1.ContainerRestartPolicyOnFailure, rule(corev1.ContainerRestartRuleActionRestartAllContainers, corev1.ContainerRestartRuleOnExitCodesOpNotIn)),
+		}, nil},
+		{"bad policy and rules", []corev1.Container{
+			init("bad", "Sometimes"),
+			init("badrule", corev1.ContainerRestartPolicyNever, rule("Reboot", "Is")),
+		}, []string{
+			`spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
+			`spec.initContainers[1].restartPolicyRules[0].action: Unsupported value: "Reboot": supported values: "Restart", "RestartAllContainers"`,
+			`spec.initContainers[1].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn"`,
+		}},
+		{"Never may not have probes", func() []corev1.Container {
+			c := init("probed", corev1.ContainerRestartPolicyNever)
+			c.StartupProbe = &corev1.Probe{SuccessThreshold: 1, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+			return []corev1.Container{c}
+		}(), []string{
+			`spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := validSpec()
+			s.InitContainers = tt.inits
+			if got := errorStrings(PodSpec(&s, field.NewPath("spec"))); !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
 	}
 }
