@@ -21,6 +21,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/namespacelifecycle"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/noderestriction"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podtopologylabels"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/priority"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/resourcequota"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/serviceaccount"
@@ -52,6 +53,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			limits,
 			priorities,
 			defaulttolerationseconds.New(),
+			podtopologylabels.New(nodeGetter{s: s, cache: caches[nodesGR]}),
 			webhook.NewMutating(mutatingConfigs, namespaces),
 		},
 		Validators: []admission.Validator{
@@ -97,12 +99,15 @@ func (s *Server) watchAll(gr schema.GroupResource) webhook.WatchFunc {
 	}
 }
 
-var namespacesGR = schema.GroupResource{Resource: "namespaces"}
+var (
+	namespacesGR = schema.GroupResource{Resource: "namespaces"}
+	nodesGR      = schema.GroupResource{Resource: "nodes"}
+)
 
 // startAdmissionCaches mirrors what admission reads on every create.
 func (s *Server) startAdmissionCaches(ctx context.Context) map[schema.GroupResource]*objectCache {
 	caches := map[schema.GroupResource]*objectCache{}
-	for _, gr := range []schema.GroupResource{namespacesGR, serviceAccountGR, limitRangesGR, quotaGR, priorityClassesGR} {
+	for _, gr := range []schema.GroupResource{namespacesGR, nodesGR, serviceAccountGR, limitRangesGR, quotaGR, priorityClassesGR} {
 		if st, ok := s.storeFor(gr); ok {
 			c := newObjectCache(st)
 			caches[gr] = c
@@ -127,6 +132,22 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 		return &corev1.Namespace{}, nil
 	}
 	return ns, err
+}
+
+// nodeGetter reads nodes for PodTopologyLabels, which looks one up on every
+// binding: from the cache, shared and not copied (the plugin only reads
+// it), and from storage for a node the cache has not seen yet.
+type nodeGetter struct {
+	s     *Server
+	cache *objectCache
+}
+
+func (g nodeGetter) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
+	n, served, err := peekOrGet[corev1.Node](ctx, g.s, g.cache, nodesGR, "", name)
+	if !served {
+		return nil, handler.StorageError(storage.ErrKeyNotFound, nodesGR, name)
+	}
+	return n, err
 }
 
 // peekOrGet reads gr's object namespace/name from its admission cache c

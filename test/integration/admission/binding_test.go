@@ -3,6 +3,7 @@ package admission_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 	"testing"
 
@@ -202,4 +203,42 @@ func TestBindingInTerminatingNamespace(t *testing.T) {
 	}
 	err := pods.Bind(ctx, bindTo("p", "n1"), metav1.CreateOptions{})
 	wantStatus(t, err, 403, metav1.StatusReasonForbidden, `pods "p" is forbidden: unable to create new content in namespace ending because it is being terminated`)
+}
+
+// PodTopologyLabels (upstream 1.35+) gives a pod its node's zone and region
+// labels when it is bound, or when it is created already on the node.
+func TestPodTopologyLabels(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "zoned", Labels: map[string]string{
+		corev1.LabelTopologyZone: "z1", corev1.LabelTopologyRegion: "r1", corev1.LabelHostname: "zoned"}}}
+	if _, err := s.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := s.Client.CoreV1().Pods("default")
+	bound := simplePod("bound")
+	bound.Labels = map[string]string{"app": "a", corev1.LabelTopologyZone: "wrong"}
+	if _, err := pods.Create(ctx, bound, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Bind(ctx, bindTo("bound", "zoned"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	placed := simplePod("placed")
+	placed.Spec.NodeName = "zoned"
+	if _, err := pods.Create(ctx, placed, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{corev1.LabelTopologyZone: "z1", corev1.LabelTopologyRegion: "r1"}
+	for name, extra := range map[string]map[string]string{"bound": {"app": "a"}, "placed": nil} {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := maps.Clone(want)
+		maps.Copy(w, extra)
+		if !maps.Equal(p.Labels, w) {
+			t.Errorf("pod %s labels %v, want %v", name, p.Labels, w)
+		}
+	}
 }
