@@ -135,6 +135,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 	if err := r.Err(); err != nil {
 		return err
 	}
+	if o.IgnoreNotFound {
+		// Dropped from the errors as a whole, as kubectl does: what
+		// remains keeps its shape, and is printed as kubectl prints it.
+		r.IgnoreErrors(apierrors.IsNotFound)
+	}
 	opts := &metav1.DeleteOptions{PropagationPolicy: &policy}
 	if dry == cmdutil.DryRunServer {
 		opts.DryRun = []string{metav1.DryRunAll}
@@ -162,9 +167,6 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, args []string) err
 		}
 		resp, err := resource.NewHelper(info.Client, info.Mapping).DeleteWithOptions(info.Namespace, info.Name, opts)
 		if err != nil {
-			if o.IgnoreNotFound && apierrors.IsNotFound(err) {
-				return nil
-			}
 			return cmdutil.AddSourceToErr("deleting", info.Source, err)
 		}
 		if resp != nil {

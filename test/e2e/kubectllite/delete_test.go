@@ -100,6 +100,18 @@ func TestDeleteSelections(t *testing.T) {
 			t.Fatalf("--ignore-not-found printed %q", r.out)
 		}
 	})
+	t.Run("--ignore-not-found keeps the file's other errors as kubectl prints them", func(t *testing.T) {
+		// The errors left once NotFound is dropped are a list, listed
+		// without "error: ", even when there is only one.
+		g := writeFile(t, dir, "mixed.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ghost}\n---\n"+
+			"apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n")
+		r := kubectl(t, "delete", "-n", ns, "-f", g, "--ignore-not-found")
+		want := `resource mapping not found for name: "w" namespace: "" from "` + g + `": no matches for kind "Widget" in version "v1"` +
+			"\nensure CRDs are installed first\n"
+		if r.code != 1 || r.out != "" || r.err != want {
+			t.Fatalf("%s\nwant stderr %q", r, want)
+		}
+	})
 }
 
 func TestDeleteGracePeriodAndForce(t *testing.T) {
