@@ -76,9 +76,14 @@ func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store
 	}
 	// Admission sees the binding in the request's namespace, as upstream's.
 	binding.Namespace = ns
+	opts, err := createOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	u, _ := request.UserFrom(ctx)
 	a := &admission.Attributes{Operation: admission.Create, Resource: st.Resource, Subresource: "binding", Kind: gvk,
-		Namespace: ns, Name: name, Object: binding, User: u, DryRun: wr.dry}
+		Namespace: ns, Name: name, Object: binding, Options: opts, User: u, DryRun: wr.dry}
 	if !preconditions {
 		binding.UID, binding.ResourceVersion, binding.CreationTimestamp = "", "", metav1.Time{}
 		a.Resource, a.Subresource, a.Kind, a.Name = bindingsResource, "", schema.GroupVersionKind{}, binding.Name
@@ -111,6 +116,17 @@ func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store
 		return
 	}
 	writeStatus(w, http.StatusCreated)
+}
+
+// createOptions are the request's CreateOptions as sent, which webhooks
+// receive as the request's options.
+func createOptions(r *http.Request) (*metav1.CreateOptions, error) {
+	q := r.URL.Query()
+	opts := &metav1.CreateOptions{}
+	if err := metav1.Convert_url_Values_To_v1_CreateOptions(&q, opts, nil); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return opts, nil
 }
 
 // assignPod sets the pod's node from the binding, once, with the binding's

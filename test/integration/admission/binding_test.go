@@ -109,7 +109,7 @@ func TestBindingRunsAdmissionWebhooks(t *testing.T) {
 	}
 
 	err := eventually(t, "the webhook refuses a binding", func(ctx context.Context) error {
-		return pods.Bind(ctx, bindTo("p1", "forbidden"), metav1.CreateOptions{})
+		return pods.Bind(ctx, bindTo("p1", "forbidden"), metav1.CreateOptions{FieldManager: "binder"})
 	}, func(err error) bool { return err != nil })
 	wantStatus(t, err, 400, "", `admission webhook "placement.example.com" denied the request: no pods on node forbidden`)
 	req, seen := reviews.last(t, "p1")
@@ -121,6 +121,10 @@ func TestBindingRunsAdmissionWebhooks(t *testing.T) {
 	}
 	if seen.Kind != "Binding" || seen.Target.Name != "forbidden" || seen.Namespace != "default" {
 		t.Errorf("webhook saw binding %+v", seen)
+	}
+	var opts metav1.CreateOptions
+	if err := json.Unmarshal(req.Options.Raw, &opts); err != nil || opts.Kind != "CreateOptions" || opts.FieldManager != "binder" {
+		t.Errorf("webhook saw options %s (%v); want CreateOptions with fieldManager binder", req.Options.Raw, err)
 	}
 	if p, err := pods.Get(ctx, "p1", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
 		t.Fatalf("refused binding: pod %v, error %v; want it unbound", p.Spec.NodeName, err)
