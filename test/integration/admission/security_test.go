@@ -106,6 +106,11 @@ func TestNodeRestriction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	onN1 := simplePod("on-n1")
+	onN1.Spec.NodeName = "n1"
+	if _, err := s.Client.CoreV1().Pods("default").Create(ctx, onN1, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	n1 := kubernetes.NewForConfigOrDie(sec.NodeConfigs["n1"])
 	labels := func(kv string) []byte { return []byte(`{"metadata":{"labels":{` + kv + `}}}`) }
 
@@ -127,6 +132,14 @@ func TestNodeRestriction(t *testing.T) {
 			_, err := n1.CoreV1().Nodes().Patch(ctx, "n1", types.MergePatchType, labels(`"node-restriction.kubernetes.io/pci":"yes"`), metav1.PatchOptions{})
 			return err
 		}, 403, `node "n1" is not allowed to modify labels: node-restriction.kubernetes.io/pci`},
+		{"status of its pod", func() error {
+			_, err := n1.CoreV1().Pods("default").Patch(ctx, "on-n1", types.MergePatchType, []byte(`{"status":{"message":"hi"}}`), metav1.PatchOptions{}, "status")
+			return err
+		}, 200, ""},
+		{"labels of its pod through status", func() error {
+			_, err := n1.CoreV1().Pods("default").Patch(ctx, "on-n1", types.MergePatchType, labels(`"app":"web"`), metav1.PatchOptions{}, "status")
+			return err
+		}, 403, `pods "on-n1" is forbidden: node "n1" cannot update labels through pod status`},
 		{"own lease", func() error {
 			_, err := n1.CoordinationV1().Leases(corev1.NamespaceNodeLease).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
 			return err

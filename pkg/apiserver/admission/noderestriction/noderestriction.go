@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
@@ -87,6 +88,13 @@ func nodeNameOf(obj runtime.Object) string {
 	return ""
 }
 
+func labelsOf(obj runtime.Object) map[string]string {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return pod.Labels
+	}
+	return nil
+}
+
 func (p *Plugin) pod(node string, a *admission.Attributes) error {
 	switch {
 	case a.Subresource == "status":
@@ -95,6 +103,12 @@ func (p *Plugin) pod(node string, a *admission.Attributes) error {
 		}
 		if nodeNameOf(a.OldObject) != node {
 			return fmt.Errorf("node %q can only update pod status for pods with spec.nodeName set to itself", node)
+		}
+		// The status endpoint keeps the labels it is sent: a kubelet could
+		// otherwise move its pods into any Service's or controller's
+		// selection.
+		if !labels.Equals(labelsOf(a.OldObject), labelsOf(a.Object)) {
+			return fmt.Errorf("node %q cannot update labels through pod status", node)
 		}
 		return nil
 	case a.Subresource != "":

@@ -31,6 +31,11 @@ func podOn(node string, mirror bool) *corev1.Pod {
 	return p
 }
 
+func labelled(p *corev1.Pod, k, v string) *corev1.Pod {
+	p.Labels = map[string]string{k: v}
+	return p
+}
+
 func nodeWith(name string, labels map[string]string, taints ...corev1.Taint) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.NodeSpec{Taints: taints}}
 }
@@ -67,6 +72,9 @@ func TestValidate(t *testing.T) {
 		{"mirror pod for itself", n1, podsRes, admission.Create, "", "ns", "p", podOn("n1", true), nil, ""},
 		{"mirror pod for another node", n1, podsRes, admission.Create, "", "ns", "p", podOn("n2", true), nil, `node "n1" can only create pods with spec.nodeName set to itself`},
 		{"status of own pod", n1, podsRes, admission.Update, "status", "ns", "p", podOn("n1", false), podOn("n1", false), ""},
+		{"status of own pod relabelled", n1, podsRes, admission.Update, "status", "ns", "p", labelled(podOn("n1", false), "app", "web"), podOn("n1", false),
+			`pods "p" is forbidden: node "n1" cannot update labels through pod status`},
+		{"status of own pod, labels kept", n1, podsRes, admission.Update, "status", "ns", "p", labelled(podOn("n1", false), "app", "web"), labelled(podOn("n1", false), "app", "web"), ""},
 		{"status of pod on n2", n1, podsRes, admission.Update, "status", "ns", "p", podOn("n2", false), podOn("n2", false),
 			`pods "p" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself`},
 		{"pod spec update", n1, podsRes, admission.Update, "", "ns", "p", podOn("n1", false), podOn("n1", false), `unexpected operation "UPDATE"`},
