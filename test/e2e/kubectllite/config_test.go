@@ -294,8 +294,8 @@ func TestAPIResources(t *testing.T) {
 	t.Run("sort by kind", func(t *testing.T) {
 		r := mustSucceed(t, "api-resources", "--sort-by=kind", "--no-headers", "-o", "name")
 		got := lines(r.out)
-		if len(got) < 2 || got[0] != "clusterroles.rbac.authorization.k8s.io" || got[1] != "clusterrolebindings.rbac.authorization.k8s.io" {
-			t.Fatalf("first by kind %q, want ClusterRole, then ClusterRoleBinding:\n%s", got, r.out)
+		if len(got) < 3 || got[0] != "bindings" || got[1] != "clusterroles.rbac.authorization.k8s.io" || got[2] != "clusterrolebindings.rbac.authorization.k8s.io" {
+			t.Fatalf("first by kind %q, want Binding, ClusterRole, then ClusterRoleBinding:\n%s", got, r.out)
 		}
 	})
 	for _, tt := range tests {
