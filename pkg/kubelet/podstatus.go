@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/kube-lite/kube-lite/pkg/api/podrestart"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 )
 
@@ -47,7 +48,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	// As upstream, a pod restarting all its containers in place shows those
 	// the runtime no longer has as restarting, and each carries what it
 	// showed then until it ends again.
-	restartAll := hasRestartAllRule(pod)
+	restartAll := podrestart.MayRestartAll(&pod.Spec)
 	restarting := restartAll && allRestarting(pod, rp, prev)
 	lastStatuses := map[string]*v1.ContainerStatus{}
 	if restartAll {
@@ -407,7 +408,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		if i < len(pod.Spec.InitContainers) {
 			spec = &pod.Spec.InitContainers[i]
 		}
-		if failed.Reason != reasonRestartingAllContainers && !restartsAfter(pod, spec, failed.ExitCode) {
+		if failed.Reason != reasonRestartingAllContainers && !podrestart.AfterExit(spec, &pod.Spec, failed.ExitCode) {
 			failedForGood++
 		}
 	}
@@ -441,7 +442,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		}
 		if last != nil {
 			stopped++
-			if last.Reason != reasonRestartingAllContainers && !restartsAfter(pod, spec, last.ExitCode) {
+			if last.Reason != reasonRestartingAllContainers && !podrestart.AfterExit(spec, &pod.Spec, last.ExitCode) {
 				notRestartable++
 			}
 		}

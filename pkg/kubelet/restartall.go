@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kube-lite/kube-lite/pkg/api/podrestart"
 )
 
 // Upstream's words for a pod restarted in place by a RestartAllContainers
@@ -31,26 +33,10 @@ const (
 // features upstream may declare are ones kube-lite does not serve.
 const restartAllContainersFeature = "RestartAllContainersOnContainerExits"
 
-// hasRestartAllRule reports whether any of the pod's containers may restart
-// the whole pod in place: such a pod carries the AllContainersRestarting
-// condition, as upstream's.
-func hasRestartAllRule(pod *v1.Pod) bool {
-	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range cs {
-			for _, rule := range c.RestartPolicyRules {
-				if rule.Action == v1.ContainerRestartRuleActionRestartAllContainers {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // restartsAll reports whether spec, ended with exitCode, restarts all the
 // pod's containers.
 func restartsAll(spec *v1.Container, exitCode int32) bool {
-	rule, ok := matchingRestartRule(spec, exitCode)
+	rule, ok := podrestart.MatchingRule(spec, exitCode)
 	return ok && rule.Action == v1.ContainerRestartRuleActionRestartAllContainers
 }
 

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/kube-lite/kube-lite/pkg/api/podrestart"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 )
 
@@ -84,7 +85,7 @@ func (kl *Kubelet) containerStarted(c *v1.Container, cur *runtimeapi.ContainerSt
 func (kl *Kubelet) killUnhealthy(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
 	// As upstream, the Killing event says it will restart only if the
 	// container's restart policy (else the pod's) restarts a failed one.
-	restart := policyRestarts(pod, c, true)
+	restart := podrestart.ByPolicy(c, &pod.Spec, true)
 	why := func(probe string) string {
 		msg := fmt.Sprintf("Container %s failed %s probe", c.Name, probe)
 		if restart {

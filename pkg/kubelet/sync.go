@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/kube-lite/kube-lite/pkg/api/podrestart"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/events"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/prober"
 	"github.com/kube-lite/kube-lite/pkg/kubelet/volume"
@@ -258,7 +258,7 @@ func (kl *Kubelet) syncRunning(ctx context.Context, st *podState, pod *v1.Pod, r
 			return time.Second
 		}
 	}
-	if hasRestartAllRule(pod) && len(rp.Containers) > 0 && allRestarting(pod, rp, kl.lastStatus(pod)) {
+	if podrestart.MayRestartAll(&pod.Spec) && len(rp.Containers) > 0 && allRestarting(pod, rp, kl.lastStatus(pod)) {
 		// Said before the kills (AllContainersRestarting), as upstream,
 		// and sent at once, or it may never be seen when nothing runs to
 		// be killed; the next status shows the containers removed, to
@@ -602,7 +602,7 @@ func shouldRestart(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatu
 	if c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
 		return false
 	}
-	return restartsAfter(pod, spec, c.ExitCode)
+	return podrestart.AfterExit(spec, &pod.Spec, c.ExitCode)
 }
 
 // initRestarts reports whether init container spec, failed as c says, runs
@@ -612,68 +612,9 @@ func shouldRestart(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatu
 // code for the rules to weigh: only the policies do.
 func initRestarts(pod *v1.Pod, spec *v1.Container, c *runtimeapi.ContainerStatus) bool {
 	if c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-		return restartsAfter(pod, spec, c.ExitCode)
+		return podrestart.AfterExit(spec, &pod.Spec, c.ExitCode)
 	}
-	return policyRestarts(pod, spec, true)
-}
-
-// restartsAfter is upstream's ContainerShouldRestart: the container's own
-// restartPolicyRules (the first whose exit codes match: it restarts, alone
-// or with all the pod's containers), then its own restartPolicy, then the
-// pod's.
-func restartsAfter(pod *v1.Pod, spec *v1.Container, exitCode int32) bool {
-	if spec != nil && spec.RestartPolicy != nil {
-		if _, ok := matchingRestartRule(spec, exitCode); ok {
-			return true
-		}
-	}
-	return policyRestarts(pod, spec, exitCode != 0)
-}
-
-// policyRestarts is whether the container's own restartPolicy, else the
-// pod's, restarts it after it ended, failed or not, its restartPolicyRules
-// aside: upstream weighs only the policies for a container killed by its
-// probes, whose exit code is not known yet.
-func policyRestarts(pod *v1.Pod, spec *v1.Container, failed bool) bool {
-	if spec != nil && spec.RestartPolicy != nil {
-		switch *spec.RestartPolicy {
-		case v1.ContainerRestartPolicyAlways:
-			return true
-		case v1.ContainerRestartPolicyOnFailure:
-			return failed
-		case v1.ContainerRestartPolicyNever:
-			return false
-		}
-	}
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return failed
-	}
-	return true
-}
-
-// matchingRestartRule is the first of the container's restartPolicyRules
-// whose exit codes match exitCode.
-func matchingRestartRule(spec *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
-	for _, rule := range spec.RestartPolicyRules {
-		if rule.ExitCodes == nil {
-			continue
-		}
-		in := slices.Contains(rule.ExitCodes.Values, exitCode)
-		switch rule.ExitCodes.Operator {
-		case v1.ContainerRestartRuleOnExitCodesOpIn:
-			if in {
-				return rule, true
-			}
-		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
-			if !in {
-				return rule, true
-			}
-		}
-	}
-	return v1.ContainerRestartRule{}, false
+	return podrestart.ByPolicy(spec, &pod.Spec, true)
 }
 
 // startEnv is what starting any of a pod's containers needs in one sync.
