@@ -325,6 +325,57 @@ func TestStatusUpdateAllowsRestartsByContainerRules(t *testing.T) {
 	}
 }
 
+// An init container's own restartPolicy decides whether its terminated
+// status may run again, and a container's own Never holds even in an Always
+// pod, as upstream's status validation with container restart rules.
+func TestStatusUpdateWeighsContainersOwnPolicies(t *testing.T) {
+	never, onFailure := corev1.ContainerRestartPolicyNever, corev1.ContainerRestartPolicyOnFailure
+	tests := []struct {
+		name      string
+		podPolicy corev1.RestartPolicy
+		init      bool
+		policy    *corev1.ContainerRestartPolicy
+		exit      int32
+		allowed   bool
+	}{
+		{"OnFailure init container of a Never pod, failed", corev1.RestartPolicyNever, true, &onFailure, 1, true},
+		{"OnFailure init container of a Never pod, succeeded", corev1.RestartPolicyNever, true, &onFailure, 0, false},
+		{"init container of a Never pod", corev1.RestartPolicyNever, true, nil, 1, false},
+		{"init container of an Always pod", corev1.RestartPolicyAlways, true, nil, 0, true},
+		{"Never container of an Always pod", corev1.RestartPolicyAlways, false, &never, 1, false},
+		{"container of an Always pod", corev1.RestartPolicyAlways, false, nil, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := newPod()
+			old.Spec.RestartPolicy = tt.podPolicy
+			c := &old.Spec.Containers[0]
+			if tt.init {
+				old.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
+				c = &old.Spec.InitContainers[0]
+			}
+			c.RestartPolicy = tt.policy
+			old = created(t, old)
+			old.Spec.NodeName = "node-1"
+			old.Status.Phase = corev1.PodPending
+			terminated := []corev1.ContainerStatus{{Name: c.Name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: tt.exit}}}}
+			running := []corev1.ContainerStatus{{Name: c.Name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+			p := old.DeepCopy()
+			if tt.init {
+				old.Status.InitContainerStatuses, p.Status.InitContainerStatuses = terminated, running
+			} else {
+				old.Status.ContainerStatuses, p.Status.ContainerStatuses = terminated, running
+			}
+			s := Resource(clocktesting.NewFakePassiveClock(now)).Status
+			s.PrepareForUpdate(context.Background(), p, old)
+			errs := s.ValidateUpdate(context.Background(), p, old)
+			if allowed := len(errs) == 0; allowed != tt.allowed {
+				t.Fatalf("allowed = %v (%v), want %v", allowed, errs, tt.allowed)
+			}
+		})
+	}
+}
+
 func TestGracePeriod(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -6,7 +6,6 @@ package pod
 import (
 	"context"
 	"net"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kube-lite/kube-lite/pkg/api/podqos"
+	"github.com/kube-lite/kube-lite/pkg/api/podrestart"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	regvalidation "github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 )
@@ -229,8 +229,8 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 			string(corev1.PodFailed), string(corev1.PodUnknown)}))
 	}
 	// A container that will not be restarted cannot come back to life.
-	errs = append(errs, stateTransitions(st.ContainerStatuses, old.Status.ContainerStatuses, &old.Spec, statusPath.Child("containerStatuses"))...)
-	errs = append(errs, stateTransitions(st.InitContainerStatuses, old.Status.InitContainerStatuses, &old.Spec, statusPath.Child("initContainerStatuses"))...)
+	errs = append(errs, stateTransitions(st.ContainerStatuses, old.Status.ContainerStatuses, old.Spec.Containers, &old.Spec, statusPath.Child("containerStatuses"))...)
+	errs = append(errs, stateTransitions(st.InitContainerStatuses, old.Status.InitContainerStatuses, old.Spec.InitContainers, &old.Spec, statusPath.Child("initContainerStatuses"))...)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(st.QOSClass, old.Status.QOSClass, statusPath.Child("qosClass"))...)
 	if st.NominatedNodeName != "" {
 		errs = append(errs, regvalidation.Messages(statusPath.Child("nominatedNodeName"), st.NominatedNodeName, validation.IsDNS1123Subdomain(st.NominatedNodeName))...)
@@ -265,88 +265,41 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 }
 
 // stateTransitions forbids a terminated container to be reported running or
-// waiting again when nothing would have restarted it: as upstream, the
-// pod's restart policy (Always for sidecars), or the container's own
-// restartPolicy and restartPolicyRules, and none at all in a pod where a
-// RestartAllContainers rule may restart every container.
-func stateTransitions(statuses, old []corev1.ContainerStatus, spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
-	if spec.RestartPolicy == corev1.RestartPolicyAlways || mayRestartAll(spec) {
+// waiting again unless it would have been restarted (podrestart.AfterExit:
+// its own rules and restartPolicy, else the pod's), as upstream's, and
+// allows any transition in a pod where a RestartAllContainers rule may
+// restart every container. containers are the spec's containers the
+// statuses are of.
+func stateTransitions(statuses, old []corev1.ContainerStatus, containers []corev1.Container, spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	if podrestart.MayRestartAll(spec) {
 		return nil
-	}
-	sidecars := map[string]bool{}
-	for _, c := range spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			sidecars[c.Name] = true
-		}
-	}
-	apps := map[string]*corev1.Container{}
-	for i := range spec.Containers {
-		apps[spec.Containers[i].Name] = &spec.Containers[i]
 	}
 	var errs field.ErrorList
 	for i, o := range old {
-		term := o.State.Terminated
-		if term == nil || sidecars[o.Name] || (term.ExitCode != 0 && spec.RestartPolicy == corev1.RestartPolicyOnFailure) {
-			continue
-		}
-		if c := apps[o.Name]; c != nil && ownPolicyRestarts(c, term.ExitCode) {
+		if o.State.Terminated == nil {
 			continue
 		}
 		for _, n := range statuses {
-			if n.Name == o.Name && n.State.Terminated == nil {
+			if n.Name != o.Name || n.State.Terminated != nil {
+				continue
+			}
+			// A status of no container in the spec is never restarted.
+			if c := containerNamed(containers, o.Name); c == nil || !podrestart.AfterExit(c, spec, o.State.Terminated.ExitCode) {
 				errs = append(errs, field.Forbidden(fldPath.Index(i).Child("state"), "may not be transitioned to non-terminated state"))
 			}
+			break
 		}
 	}
 	return errs
 }
 
-// mayRestartAll reports whether a container of the pod has a
-// RestartAllContainers rule.
-func mayRestartAll(spec *corev1.PodSpec) bool {
-	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for _, c := range cs {
-			for _, r := range c.RestartPolicyRules {
-				if r.Action == corev1.ContainerRestartRuleActionRestartAllContainers {
-					return true
-				}
-			}
+func containerNamed(cs []corev1.Container, name string) *corev1.Container {
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
 		}
 	}
-	return false
-}
-
-// ownPolicyRestarts reports whether container c's own restartPolicyRules
-// (the first whose exit codes match) or restartPolicy restart it after it
-// exited with exitCode; without a restartPolicy of its own, the pod's
-// decides.
-func ownPolicyRestarts(c *corev1.Container, exitCode int32) bool {
-	if c.RestartPolicy == nil {
-		return false
-	}
-	for _, r := range c.RestartPolicyRules {
-		if r.ExitCodes == nil {
-			continue
-		}
-		in := slices.Contains(r.ExitCodes.Values, exitCode)
-		switch r.ExitCodes.Operator {
-		case corev1.ContainerRestartRuleOnExitCodesOpIn:
-			if in {
-				return true
-			}
-		case corev1.ContainerRestartRuleOnExitCodesOpNotIn:
-			if !in {
-				return true
-			}
-		}
-	}
-	switch *c.RestartPolicy {
-	case corev1.ContainerRestartPolicyAlways:
-		return true
-	case corev1.ContainerRestartPolicyOnFailure:
-		return exitCode != 0
-	}
-	return false
+	return nil
 }
 
 func ip(s string, fldPath *field.Path) field.ErrorList {
