@@ -46,8 +46,9 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		p := initPath.Index(i)
-		errs = append(errs, container(c, names, volumes, spec, false, p)...)
-		errs = append(errs, initContainerRules(c, p)...)
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		errs = append(errs, container(c, names, volumes, spec, false, sidecar, p)...)
+		errs = append(errs, initContainerRules(c, sidecar, p)...)
 	}
 	ctrPath := fldPath.Child("containers")
 	if len(spec.Containers) == 0 {
@@ -55,7 +56,7 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 	}
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
-		errs = append(errs, container(c, names, volumes, spec, spec.HostNetwork, ctrPath.Index(i))...)
+		errs = append(errs, container(c, names, volumes, spec, spec.HostNetwork, true, ctrPath.Index(i))...)
 		errs = append(errs, containerRestartRules(c, ctrPath.Index(i))...)
 	}
 
@@ -447,8 +448,11 @@ func hasDotDot(p string) bool {
 // container checks one container; names collects container names across
 // init and regular containers, which share one namespace.
 // hostNetwork is the pod's, for regular containers only: upstream does
-// not match init containers' ports.
-func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[string], spec *corev1.PodSpec, hostNetwork bool, fldPath *field.Path) field.ErrorList {
+// not match init containers' ports. hooks is whether the container runs
+// alongside the others (a regular one or a sidecar) and so may have probes
+// and lifecycle hooks; another init container's get only initContainerRules'
+// Forbidden, as upstream's.
+func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[string], spec *corev1.PodSpec, hostNetwork, hooks bool, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	namePath := fldPath.Child("name")
 	if c.Name == "" {
@@ -475,10 +479,12 @@ func container(c *corev1.Container, names sets.Set[string], volumes sets.Set[str
 	errs = append(errs, volumeMounts(c.VolumeMounts, volumes, fldPath.Child("volumeMounts"))...)
 	errs = append(errs, ResourceRequirements(&c.Resources, fldPath.Child("resources"))...)
 	errs = append(errs, containerSecurityContext(c.SecurityContext, spec.HostUsers == nil || *spec.HostUsers, fldPath.Child("securityContext"))...)
-	errs = append(errs, probe(c.LivenessProbe, true, fldPath.Child("livenessProbe"))...)
-	errs = append(errs, probe(c.ReadinessProbe, false, fldPath.Child("readinessProbe"))...)
-	errs = append(errs, probe(c.StartupProbe, true, fldPath.Child("startupProbe"))...)
-	if c.Lifecycle != nil {
+	if hooks {
+		errs = append(errs, probe(c.LivenessProbe, true, fldPath.Child("livenessProbe"))...)
+		errs = append(errs, probe(c.ReadinessProbe, false, fldPath.Child("readinessProbe"))...)
+		errs = append(errs, probe(c.StartupProbe, true, fldPath.Child("startupProbe"))...)
+	}
+	if hooks && c.Lifecycle != nil {
 		lp := fldPath.Child("lifecycle")
 		if c.Lifecycle.PostStart != nil {
 			errs = append(errs, lifecycleHandler(c.Lifecycle.PostStart, spec.TerminationGracePeriodSeconds, lp.Child("postStart"))...)
@@ -536,9 +542,9 @@ func containerRestartRules(c *corev1.Container, fldPath *field.Path) field.Error
 // init container's restartPolicy and restartPolicyRules are checked as a
 // regular container's: as upstream 1.36 (ContainerRestartRules), Never and
 // OnFailure decide, over the pod's policy, whether a failed one runs again.
-func initContainerRules(c *corev1.Container, fldPath *field.Path) field.ErrorList {
+func initContainerRules(c *corev1.Container, sidecar bool, fldPath *field.Path) field.ErrorList {
 	errs := containerRestartRules(c, fldPath)
-	if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+	if sidecar {
 		return errs
 	}
 	const msg = "may not be set for init containers without restartPolicy=Always"

@@ -235,6 +235,17 @@ func TestInitContainerRestartPolicyNeverOrOnFailure(t *testing.T) {
 		}(), []string{
 			`spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
 		}},
+		// The Forbidden alone, as upstream: a probe or hook the container
+		// may not have is not checked field by field as well.
+		{"a bad probe and hook are only forbidden", func() []corev1.Container {
+			c := init("probed", corev1.ContainerRestartPolicyNever)
+			c.LivenessProbe = &corev1.Probe{SuccessThreshold: 3}
+			c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}
+			return []corev1.Container{c}
+		}(), []string{
+			`spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always`,
+			`spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
