@@ -61,7 +61,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			limits,
 			sa,
 			// Skips requests without a user: servers without security.
-			noderestriction.New(),
+			noderestriction.New(nodeGetter{s: s, cache: caches[nodesGR]}),
 			podsecurity.New(namespaces, podsecurity.WithPods(objs)),
 			priorities,
 			webhook.NewValidating(validatingConfigs, namespaces),
@@ -135,7 +135,7 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 }
 
 // nodeGetter reads nodes for PodTopologyLabels, which looks one up on every
-// binding: from the cache, shared and not copied (the plugin only reads
+// binding, and NodeRestriction: from the cache, shared and not copied (the plugin only reads
 // it), and from storage for a node the cache has not seen yet.
 type nodeGetter struct {
 	s     *Server

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver"
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
 
@@ -144,6 +146,67 @@ func TestNodeRestriction(t *testing.T) {
 			_, err := n1.CoordinationV1().Leases(corev1.NamespaceNodeLease).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
 			return err
 		}, 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.do()
+			if tc.code == 200 {
+				if err != nil {
+					t.Fatalf("want success, got %v", err)
+				}
+				return
+			}
+			wantStatus(t, err, tc.code, metav1.StatusReasonForbidden, tc.msg)
+		})
+	}
+}
+
+// NodeRestriction lets a node create only mirror pods that it owns and that
+// read no API object, as upstream's. The authorizer is AlwaysAllow so that
+// admission decides (upstream's Node authorizer lets nodes create pods).
+func TestNodeRestrictionMirrorPods(t *testing.T) {
+	sec := &framework.Security{Configure: func(o *apiserver.SecurityOptions) { o.AuthorizationModes = []string{apiserver.ModeAlwaysAllow} }}
+	s := framework.StartAPIServer(t, framework.WithSecurity(sec))
+	ctx := ctxT(t)
+	n1Node, err := s.Client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1UID := n1Node.UID
+	mirrorPod := func(name string, owner types.UID) *corev1.Pod {
+		p := simplePod(name)
+		p.Annotations = map[string]string{"kubernetes.io/config.mirror": "hash"}
+		p.Spec.NodeName = "n1"
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "n1", UID: owner, Controller: ptr.To(true)}}
+		return p
+	}
+	n1 := kubernetes.NewForConfigOrDie(sec.NodeConfigs["n1"])
+	cases := []struct {
+		name string
+		do   func() error
+		code int32
+		msg  string
+	}{
+		{"mirror pod owned by itself", func() error {
+			_, err := n1.CoreV1().Pods("default").Create(ctx, mirrorPod("mirror-ok", n1UID), metav1.CreateOptions{})
+			return err
+		}, 200, ""},
+		{"mirror pod owned by nothing", func() error {
+			p := mirrorPod("mirror-orphan", n1UID)
+			p.OwnerReferences = nil
+			_, err := n1.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+			return err
+		}, 403, `pods "mirror-orphan" is forbidden: node "n1" can only create pods with an owner reference set to itself`},
+		{"mirror pod reading a secret", func() error {
+			p := mirrorPod("mirror-secret", n1UID)
+			p.Spec.Volumes = []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db"}}}}
+			_, err := n1.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+			return err
+		}, 403, `node "n1" can not create pods that reference secrets`},
+		{"mirror pod owned by an old n1", func() error {
+			_, err := n1.CoreV1().Pods("default").Create(ctx, mirrorPod("mirror-stale", "old-uid"), metav1.CreateOptions{})
+			return err
+		}, 403, `node n1 UID mismatch: expected old-uid got ` + string(n1UID)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ package noderestriction
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -29,11 +30,19 @@ const (
 	mirrorAnnotation = "kubernetes.io/config.mirror"
 )
 
-// Plugin is the NodeRestriction admission plugin.
-type Plugin struct{}
+// Nodes reads a node; a missing one is an apierrors NotFound.
+type Nodes interface {
+	GetNode(ctx context.Context, name string) (*corev1.Node, error)
+}
 
-// New returns the plugin.
-func New() *Plugin { return &Plugin{} }
+// Plugin is the NodeRestriction admission plugin.
+type Plugin struct {
+	nodes Nodes
+}
+
+// New returns the plugin; nodes confirms the node a mirror pod names as
+// its owner.
+func New(nodes Nodes) *Plugin { return &Plugin{nodes: nodes} }
 
 // Name implements admission.Validator.
 func (p *Plugin) Name() string { return "NodeRestriction" }
@@ -56,7 +65,7 @@ func NodeName(u *request.User) string {
 }
 
 // Validate implements admission.Validator.
-func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
+func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	node := NodeName(a.User)
 	if node == "" || a.Resource == nil {
 		return nil
@@ -65,7 +74,7 @@ func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
 	var err error
 	switch {
 	case gr.Group == "" && gr.Resource == "pods":
-		err = p.pod(node, a)
+		err = p.pod(ctx, node, a)
 	case gr.Group == "" && gr.Resource == "nodes":
 		err = p.node(node, a)
 	case gr.Group == coordinationv1.GroupName && gr.Resource == "leases":
@@ -74,6 +83,11 @@ func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
 		} else if a.Name != node {
 			err = fmt.Errorf("can only access node lease with the same name as the requesting node")
 		}
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		// A lookup's own answer (the node is not found), as upstream's.
+		return err
 	}
 	if err != nil {
 		return apierrors.NewForbidden(gr, a.Name, err)
@@ -95,7 +109,7 @@ func labelsOf(obj runtime.Object) map[string]string {
 	return nil
 }
 
-func (p *Plugin) pod(node string, a *admission.Attributes) error {
+func (p *Plugin) pod(ctx context.Context, node string, a *admission.Attributes) error {
 	switch {
 	case a.Subresource == "status":
 		if a.Operation != admission.Update {
@@ -127,7 +141,7 @@ func (p *Plugin) pod(node string, a *admission.Attributes) error {
 		if pod.Spec.NodeName != node {
 			return fmt.Errorf("node %q can only create pods with spec.nodeName set to itself", node)
 		}
-		return nil
+		return p.mirrorPod(ctx, node, pod)
 	case admission.Delete:
 		if nodeNameOf(a.OldObject) != node {
 			return fmt.Errorf("node %q can only delete pods with spec.nodeName set to itself", node)

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
@@ -27,7 +29,25 @@ func podOn(node string, mirror bool) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: node}}
 	if mirror {
 		p.Annotations = map[string]string{mirrorAnnotation: "hash"}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node, UID: types.UID("uid-" + node), Controller: ptr.To(true)}}
 	}
+	return p
+}
+
+// fakeNodes has n1 and n2, each with uid "uid-<name>".
+type fakeNodes struct{}
+
+func (fakeNodes) GetNode(_ context.Context, name string) (*corev1.Node, error) {
+	if name != "n1" && name != "n2" {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
+	}
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)}}, nil
+}
+
+// mirrorWith is n1's mirror pod changed by change.
+func mirrorWith(change func(p *corev1.Pod)) *corev1.Pod {
+	p := podOn("n1", true)
+	change(p)
 	return p
 }
 
@@ -70,6 +90,37 @@ func TestValidate(t *testing.T) {
 		{"plain pod create", n1, podsRes, admission.Create, "", "ns", "p", podOn("n1", false), nil,
 			`pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods`},
 		{"mirror pod for itself", n1, podsRes, admission.Create, "", "ns", "p", podOn("n1", true), nil, ""},
+		{"mirror pod without owner", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) { p.OwnerReferences = nil }), nil,
+			`node "n1" can only create pods with an owner reference set to itself`},
+		{"mirror pod with two owners", n1, podsRes, admission.Create, "", "ns", "p",
+			mirrorWith(func(p *corev1.Pod) { p.OwnerReferences = append(p.OwnerReferences, p.OwnerReferences[0]) }), nil,
+			`node "n1" can only create pods with a single owner reference set to itself`},
+		{"mirror pod owned by n2", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) { p.OwnerReferences[0].Name = "n2" }), nil,
+			`node "n1" can only create pods with an owner reference set to itself`},
+		{"mirror pod owner not controller", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) { p.OwnerReferences[0].Controller = nil }), nil,
+			`node "n1" can only create pods with a controller owner reference set to itself`},
+		{"mirror pod blocking owner deletion", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) { p.OwnerReferences[0].BlockOwnerDeletion = ptr.To(true) }), nil,
+			`node "n1" must not set blockOwnerDeletion on an owner reference`},
+		{"mirror pod with a stale node uid", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) { p.OwnerReferences[0].UID = "old" }), nil,
+			`node n1 UID mismatch: expected old got uid-n1`},
+		{"mirror pod with a service account", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) { p.Spec.ServiceAccountName = "default" }), nil,
+			`node "n1" can not create pods that reference serviceaccounts`},
+		{"mirror pod with a secret env", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) {
+			p.Spec.Containers = []corev1.Container{{Name: "c", Env: []corev1.EnvVar{{Name: "E", ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}}}}
+		}), nil, `node "n1" can not create pods that reference secrets`},
+		{"mirror pod with a configmap volume", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}}}
+		}), nil, `node "n1" can not create pods that reference configmaps`},
+		{"mirror pod with a claim", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}}
+		}), nil, `node "n1" can not create pods that reference persistentvolumeclaims`},
+		{"mirror pod with host and downward volumes", n1, podsRes, admission.Create, "", "ns", "p", mirrorWith(func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{
+				{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}}},
+				{Name: "d", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{DownwardAPI: &corev1.DownwardAPIProjection{}}}}}},
+			}
+		}), nil, ""},
 		{"mirror pod for another node", n1, podsRes, admission.Create, "", "ns", "p", podOn("n2", true), nil, `node "n1" can only create pods with spec.nodeName set to itself`},
 		{"status of own pod", n1, podsRes, admission.Update, "status", "ns", "p", podOn("n1", false), podOn("n1", false), ""},
 		{"status of own pod relabelled", n1, podsRes, admission.Update, "status", "ns", "p", labelled(podOn("n1", false), "app", "web"), podOn("n1", false),
@@ -88,7 +139,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &admission.Attributes{Operation: tt.op, Resource: tt.res, Subresource: tt.sub, Namespace: tt.ns, Name: tt.obj,
 				Object: tt.new, OldObject: tt.old, User: tt.user}
-			err := New().Validate(context.Background(), a)
+			err := New(fakeNodes{}).Validate(context.Background(), a)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -99,5 +150,15 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("error %v, want Forbidden with %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// As upstream, a mirror pod for a node that is not registered is refused
+// with the lookup's NotFound.
+func TestMirrorPodOfUnknownNode(t *testing.T) {
+	n3 := &request.User{Name: "system:node:n3", Groups: []string{"system:nodes"}}
+	a := &admission.Attributes{Operation: admission.Create, Resource: podsRes, Namespace: "ns", Name: "p", Object: podOn("n3", true), User: n3}
+	if err := New(fakeNodes{}).Validate(context.Background(), a); !apierrors.IsNotFound(err) {
+		t.Fatalf("error %v, want NotFound", err)
 	}
 }
