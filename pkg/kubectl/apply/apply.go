@@ -31,7 +31,6 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/openapi3"
-	"k8s.io/client-go/rest"
 	kapply "k8s.io/kubectl/pkg/cmd/apply"
 	kubectlcreate "k8s.io/kubectl/pkg/cmd/create"
 	kdelete "k8s.io/kubectl/pkg/cmd/delete"
@@ -179,8 +178,7 @@ func NewCreateCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	return cmd
 }
 
-// NewValidator builds the client-side validator for a --validate value;
-// warnings go through client-go's warning handler, like the server's.
+// NewValidator builds the client-side validator for a --validate value.
 func NewValidator(f cmdutil.Factory, directive string) (resource.ContentValidator, error) {
 	mode, err := validate.ParseDirective(directive)
 	if err != nil {
@@ -193,11 +191,7 @@ func NewValidator(f cmdutil.Factory, directive string) (resource.ContentValidato
 	if err != nil {
 		return nil, err
 	}
-	warn := func(msg string) { rest.WarningLogger{}.HandleWarningHeader(299, "", msg) }
-	if cfg, err := f.ToRESTConfig(); err == nil && cfg.WarningHandler != nil {
-		warn = func(msg string) { cfg.WarningHandler.HandleWarningHeader(299, "", msg) }
-	}
-	return validate.New(openapi3.NewRoot(dc.OpenAPIV3()), mode, warn), nil
+	return validate.New(openapi3.NewRoot(dc.OpenAPIV3()), mode), nil
 }
 
 // Run applies (apply=true) or creates every object in the files. As with

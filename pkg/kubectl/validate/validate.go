@@ -48,17 +48,14 @@ type SpecSource interface {
 type Validator struct {
 	src  SpecSource
 	mode string
-	warn func(msg string)
 
 	mu    sync.Mutex
 	specs map[schema.GroupVersion]*spec3.OpenAPI
 }
 
-// New returns a validator in the given mode; in Warn mode each problem is
-// passed to warn (shared with the server's warnings, so that one problem
-// found by both is printed once).
-func New(src SpecSource, mode string, warn func(msg string)) *Validator {
-	return &Validator{src: src, mode: mode, warn: warn, specs: map[schema.GroupVersion]*spec3.OpenAPI{}}
+// New returns a validator in the given mode.
+func New(src SpecSource, mode string) *Validator {
+	return &Validator{src: src, mode: mode, specs: map[schema.GroupVersion]*spec3.OpenAPI{}}
 }
 
 // ValidateBytes checks one document (YAML or JSON).
@@ -71,12 +68,6 @@ func (v *Validator) ValidateBytes(data []byte) error {
 		return err
 	}
 	if len(problems) == 0 {
-		return nil
-	}
-	if v.mode == Warn {
-		for _, p := range problems {
-			v.warn(p)
-		}
 		return nil
 	}
 	if len(problems) == 1 {
@@ -108,7 +99,15 @@ func (v *Validator) objectProblems(obj map[string]interface{}) ([]string, error)
 	}
 	gvk, problems := kindOf(obj)
 	if len(problems) > 0 {
+		// A document without a kind fails even with --validate=warn,
+		// as with kubectl.
 		return problems, nil
+	}
+	if v.mode == Warn {
+		// As kubectl, warn checks nothing more on the client: the
+		// server warns of what it finds (it is sent fieldValidation=Warn),
+		// and what it cannot be asked about goes unchecked.
+		return nil, nil
 	}
 	if items, ok := obj["items"].([]interface{}); ok && strings.HasSuffix(gvk.Kind, "List") {
 		return v.listProblems(items)

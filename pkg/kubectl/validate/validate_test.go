@@ -3,7 +3,6 @@ package validate
 import (
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -79,7 +78,7 @@ spec: {containers: [{name: c, imagee: busybox}]}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := New(src, Strict, func(string) {}).ValidateBytes([]byte(tt.manifest))
+			err := New(src, Strict).ValidateBytes([]byte(tt.manifest))
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -96,27 +95,36 @@ spec: {containers: [{name: c, imagee: busybox}]}
 	}
 }
 
+// As kubectl: strict refuses what it finds, warn leaves all but a missing
+// kind to the server (which warns), ignore checks nothing.
 func TestValidateModes(t *testing.T) {
 	src := fakeSource{{Version: "v1"}: podDoc}
-	bad := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspecc: {}\n")
+	unknownField := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspecc: {}\n"
+	listItem := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}, specc: {}}\n"
+	noKind := "apiVersion: v1\nmetadata: {name: web}\n"
 	tests := []struct {
-		mode      string
-		wantErr   bool
-		wantWarns []string
+		mode, manifest, wantErr string // wantErr "" means accepted
 	}{
-		{Strict, true, nil},
-		{Warn, false, []string{`unknown field "specc"`}},
-		{Ignore, false, nil},
+		{Strict, unknownField, `unknown field "specc"`},
+		{Strict, listItem, `items[0]: unknown field "specc"`},
+		{Strict, noKind, "kind not set"},
+		{Warn, unknownField, ""},
+		{Warn, listItem, ""},
+		{Warn, noKind, "kind not set"},
+		{Ignore, unknownField, ""},
+		{Ignore, noKind, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
-			var warns []string
-			err := New(src, tt.mode, func(m string) { warns = append(warns, m) }).ValidateBytes(bad)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+		t.Run(tt.mode+"/"+strings.SplitN(tt.manifest, "\n", 3)[1], func(t *testing.T) {
+			err := New(src, tt.mode).ValidateBytes([]byte(tt.manifest))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
 			}
-			if !reflect.DeepEqual(warns, tt.wantWarns) {
-				t.Errorf("warnings = %q, want %q", warns, tt.wantWarns)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
 			}
 		})
 	}
@@ -161,7 +169,7 @@ func TestServerValidatedKinds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := fakeSource{{Version: "v1"}: tt.doc}
-			err := New(src, Strict, func(string) {}).ValidateBytes([]byte(tt.manifest))
+			err := New(src, Strict).ValidateBytes([]byte(tt.manifest))
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)

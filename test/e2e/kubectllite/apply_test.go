@@ -329,6 +329,23 @@ func TestValidateModes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("warn", func(t *testing.T) {
+		// As kubectl: warn leaves a List's items to the server too (one
+		// warning, the server's), but a document without a kind is
+		// still refused.
+		dir := t.TempDir()
+		list := writeFile(t, dir, "list.yaml", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: v-item}, dataa: {}}\n")
+		r := kubectl(t, "create", "-n", ns, "-f", list, "--validate=warn")
+		if r.code != 0 || r.err != `Warning: unknown field "dataa"`+"\n" {
+			t.Fatalf("a List's item: %s", r)
+		}
+		noKind := writeFile(t, dir, "nokind.yaml", "apiVersion: v1\nmetadata: {name: v-nokind}\n")
+		r = kubectl(t, "apply", "-n", ns, "-f", noKind, "--validate=warn")
+		want := `error: error validating "` + noKind + `": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false` + "\n"
+		if r.code != 1 || r.err != want {
+			t.Fatalf("no kind: %s\nwant stderr %q", r, want)
+		}
+	})
 }
 
 // -o yaml|json prints the objects instead of the "created" lines: apply
