@@ -264,6 +264,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 			// kubectl names the step that failed: apply creating a
 			// missing object says "creating", a refused patch is shown
 			// with the object it was for.
+			var ue unsourcedError
+			if errors.As(err, &ue) {
+				errs = append(errs, ue.error)
+				continue
+			}
 			verb := "applying"
 			var pe *patchError
 			var se *stepError
@@ -373,6 +378,13 @@ func (o *Options) createOne(info *resource.Info) (string, error) {
 }
 
 func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, error) {
+	if info.Name == "" {
+		// apply finds the object by its name: kubectl refuses one the
+		// server is to name before asking the server anything.
+		if a, err := meta.Accessor(info.Object); err == nil && a.GetGenerateName() != "" {
+			return "", unsourcedError{fmt.Errorf("from %s: cannot use generate name with apply", a.GetGenerateName())}
+		}
+	}
 	modified, lastApplied, err := modifiedConfiguration(info.Object)
 	if err != nil {
 		return "", &stepError{step: fmt.Sprintf("retrieving modified configuration from:\n%s\nfor:", info), err: err}
@@ -454,6 +466,10 @@ type patchError struct {
 
 func (e *patchError) Error() string { return e.err.Error() }
 func (e *patchError) Unwrap() error { return e.err }
+
+// unsourcedError is reported as it is, without the file it came from, as
+// kubectl reports it.
+type unsourcedError struct{ error }
 
 // stepError is a failure before apply computes a patch; kubectl's report
 // names the step and the object, in place of "applying".

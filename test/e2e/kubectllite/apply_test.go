@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -265,6 +266,21 @@ func TestBadManifestsFailAlone(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// As kubectl, apply refuses a document the server is to name (it finds
+// objects by name), in kubectl's words, and applies the others.
+func TestApplyRefusesGenerateName(t *testing.T) {
+	ns := namespace(t)
+	f := writeFile(t, t.TempDir(), "gen.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: gen-}\n---\n"+
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: named}\n")
+	r := kubectl(t, "apply", "-n", ns, "-f", f)
+	if r.code != 1 || r.out != "configmap/named created\n" || r.err != "error: from gen-: cannot use generate name with apply\n" {
+		t.Fatalf("%s", r)
+	}
+	if got := configMapNames(t, ns); !slices.Equal(got, []string{"named"}) {
+		t.Fatalf("configmaps %v, want only the named one", got)
 	}
 }
 
