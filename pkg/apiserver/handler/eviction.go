@@ -19,6 +19,7 @@ import (
 	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
 	"k8s.io/utils/ptr"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
@@ -41,10 +42,34 @@ func (h *Handler) evict(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, err)
 		return
 	}
+	if ev.Namespace != "" && ev.Namespace != ns {
+		writeError(w, r, badRequestf("the namespace of the provided object does not match the namespace sent on the request"))
+		return
+	}
+	ev.Namespace = ns
+	copts, err := createOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// As upstream, an eviction is a create of pods/eviction that runs the
+	// admission chain: webhooks see the Eviction and may change or refuse
+	// it, NodeRestriction lets a node evict only its own pods.
+	ctx := r.Context()
+	a := h.attrs(r, st, admission.Create, "eviction", ns, name, ev, nil, dry)
+	a.Kind, a.Options = policyv1.SchemeGroupVersion.WithKind("Eviction"), copts
+	if err := h.admission.Mutate(ctx, a); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	// As upstream, an eviction names its pod: one without a name is
 	// refused too.
 	if ev.Name != name {
 		writeError(w, r, badRequestf("name in URL does not match name in Eviction object"))
+		return
+	}
+	if err := h.admission.Validate(ctx, a); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	opts := ev.DeleteOptions

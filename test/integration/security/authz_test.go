@@ -123,7 +123,7 @@ func TestNodeAuthorizer(t *testing.T) {
 			_, err := n1.CoreV1().Pods("default").Patch(ctx, "on-n2", types.StrategicMergePatchType, podStatus, metav1.PatchOptions{}, "status")
 			return err
 		}, 403, metav1.StatusReasonForbidden,
-			`pods "on-n2" is forbidden: User "system:node:n1" cannot patch resource "pods/status" in API group "" in the namespace "default": no relationship found between node 'n1' and this object`},
+			`pods "on-n2" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself`},
 		{"patch a pod on n2", func() error {
 			_, err := n1.CoreV1().Pods("default").Patch(ctx, "on-n2", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
 			return err

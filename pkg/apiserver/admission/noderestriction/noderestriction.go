@@ -1,7 +1,8 @@
 // Package noderestriction limits what a kubelet, authenticated as
 // system:node:<name> in group system:nodes, may write: its own Node (without
 // control-plane labels or taint changes), the status of pods bound to it,
-// mirror pods for itself, deletion of pods bound to it, and its own Lease.
+// mirror pods for itself, deletion and eviction of pods bound to it, and its
+// own Lease.
 // Authorization decides which resources a node may touch at all; this
 // plugin decides which objects.
 package noderestriction
@@ -15,6 +16,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -35,14 +37,20 @@ type Nodes interface {
 	GetNode(ctx context.Context, name string) (*corev1.Node, error)
 }
 
+// Pods reads a pod; a missing one is an apierrors NotFound.
+type Pods interface {
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+}
+
 // Plugin is the NodeRestriction admission plugin.
 type Plugin struct {
 	nodes Nodes
+	pods  Pods
 }
 
 // New returns the plugin; nodes confirms the node a mirror pod names as
-// its owner.
-func New(nodes Nodes) *Plugin { return &Plugin{nodes: nodes} }
+// its owner, pods the node of a pod being evicted.
+func New(nodes Nodes, pods Pods) *Plugin { return &Plugin{nodes: nodes, pods: pods} }
 
 // Name implements admission.Validator.
 func (p *Plugin) Name() string { return "NodeRestriction" }
@@ -125,6 +133,8 @@ func (p *Plugin) pod(ctx context.Context, node string, a *admission.Attributes) 
 			return fmt.Errorf("node %q cannot update labels through pod status", node)
 		}
 		return nil
+	case a.Subresource == "eviction":
+		return p.eviction(ctx, node, a)
 	case a.Subresource != "":
 		// Binding included: a kubelet places no pods, the scheduler does.
 		return fmt.Errorf("unexpected pod subresource %q, only 'status' and 'eviction' are allowed", a.Subresource)
@@ -150,6 +160,36 @@ func (p *Plugin) pod(ctx context.Context, node string, a *admission.Attributes) 
 	default:
 		return fmt.Errorf("unexpected operation %q, node %q can only create and delete mirror pods", a.Operation, node)
 	}
+}
+
+// eviction lets a node evict only pods bound to itself, as upstream: the
+// pod is the one the URL names, else the one the Eviction names.
+func (p *Plugin) eviction(ctx context.Context, node string, a *admission.Attributes) error {
+	if a.Operation != admission.Create {
+		return fmt.Errorf("unexpected operation %s", a.Operation)
+	}
+	ev, ok := a.Object.(*policyv1.Eviction)
+	if !ok {
+		return fmt.Errorf("unexpected type %T", a.Object)
+	}
+	name := a.Name
+	if name == "" {
+		name = ev.Name
+	}
+	if name == "" {
+		return errors.New("could not determine pod from request data")
+	}
+	pod, err := p.pods.GetPod(ctx, a.Namespace, name)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return err
+		}
+		return fmt.Errorf("get pod %s/%s: %w", a.Namespace, name, err)
+	}
+	if pod.Spec.NodeName != node {
+		return fmt.Errorf("node %s can only evict pods with spec.nodeName set to itself", node)
+	}
+	return nil
 }
 
 func (p *Plugin) node(node string, a *admission.Attributes) error {

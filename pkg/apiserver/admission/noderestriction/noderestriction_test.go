@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +43,23 @@ func (fakeNodes) GetNode(_ context.Context, name string) (*corev1.Node, error) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
 	}
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)}}, nil
+}
+
+// fakePods has pod "on-<node>" bound to each of n1 and n2.
+type fakePods struct{}
+
+func (fakePods) GetPod(_ context.Context, _, name string) (*corev1.Pod, error) {
+	node, ok := strings.CutPrefix(name, "on-")
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+	}
+	p := podOn(node, false)
+	p.Name = name
+	return p, nil
+}
+
+func evictionOf(name string) *policyv1.Eviction {
+	return &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
 }
 
 // mirrorWith is n1's mirror pod changed by change.
@@ -131,6 +149,11 @@ func TestValidate(t *testing.T) {
 		{"pod spec update", n1, podsRes, admission.Update, "", "ns", "p", podOn("n1", false), podOn("n1", false), `unexpected operation "UPDATE"`},
 		{"delete own pod", n1, podsRes, admission.Delete, "", "ns", "p", nil, podOn("n1", false), ""},
 		{"delete pod on n2", n1, podsRes, admission.Delete, "", "ns", "p", nil, podOn("n2", false), `node "n1" can only delete pods with spec.nodeName set to itself`},
+		{"evict own pod", n1, podsRes, admission.Create, "eviction", "ns", "on-n1", evictionOf("on-n1"), nil, ""},
+		{"evict own pod named in the body only", n1, podsRes, admission.Create, "eviction", "ns", "", evictionOf("on-n1"), nil, ""},
+		{"evict pod on n2", n1, podsRes, admission.Create, "eviction", "ns", "on-n2", evictionOf("on-n2"), nil,
+			`pods "on-n2" is forbidden: node n1 can only evict pods with spec.nodeName set to itself`},
+		{"evict without a pod name", n1, podsRes, admission.Create, "eviction", "ns", "", evictionOf(""), nil, "could not determine pod from request data"},
 		{"own lease", n1, leasesRes, admission.Update, "", "kube-node-lease", "n1", nil, nil, ""},
 		{"other lease", n1, leasesRes, admission.Create, "", "kube-node-lease", "n2", nil, nil, "can only access node lease with the same name as the requesting node"},
 		{"lease elsewhere", n1, leasesRes, admission.Create, "", "default", "n1", nil, nil, `can only access leases in the "kube-node-lease" namespace`},
@@ -139,7 +162,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &admission.Attributes{Operation: tt.op, Resource: tt.res, Subresource: tt.sub, Namespace: tt.ns, Name: tt.obj,
 				Object: tt.new, OldObject: tt.old, User: tt.user}
-			err := New(fakeNodes{}).Validate(context.Background(), a)
+			err := New(fakeNodes{}, fakePods{}).Validate(context.Background(), a)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -158,7 +181,7 @@ func TestValidate(t *testing.T) {
 func TestMirrorPodOfUnknownNode(t *testing.T) {
 	n3 := &request.User{Name: "system:node:n3", Groups: []string{"system:nodes"}}
 	a := &admission.Attributes{Operation: admission.Create, Resource: podsRes, Namespace: "ns", Name: "p", Object: podOn("n3", true), User: n3}
-	if err := New(fakeNodes{}).Validate(context.Background(), a); !apierrors.IsNotFound(err) {
+	if err := New(fakeNodes{}, fakePods{}).Validate(context.Background(), a); !apierrors.IsNotFound(err) {
 		t.Fatalf("error %v, want NotFound", err)
 	}
 }

@@ -134,10 +134,20 @@ func (z *Authorizer) Authorize(ctx context.Context, a authz.Attributes) (authz.D
 			// kubelets list and watch with spec.nodeName=<me>; upstream
 			// grants this cluster-wide as well.
 			return authz.Allow, "", nil
-		case a.Subresource == "" && oneOf(a.Verb, "get", "list", "watch", "delete"):
+		case a.Subresource == "" && oneOf(a.Verb, "get", "list", "watch"):
 			return related(z.podOnNode(ctx, node, a.Namespace, a.Name))
-		case a.Subresource == "status" && oneOf(a.Verb, "get", "update", "patch"):
+		case a.Subresource == "" && oneOf(a.Verb, "create", "delete"),
+			a.Subresource == "eviction" && a.Verb == "create":
+			// Mirror pods, and evicting the pods it runs: as upstream, the
+			// NodeRestriction admission plugin limits these to pods bound
+			// to the node, which only it can see (the pod in the body, the
+			// pod as it is when the request is admitted).
+			return authz.Allow, "", nil
+		case a.Subresource == "status" && a.Verb == "get":
 			return related(z.podOnNode(ctx, node, a.Namespace, a.Name))
+		case a.Subresource == "status" && oneOf(a.Verb, "update", "patch"):
+			// Limited to its own pods by NodeRestriction, as upstream.
+			return authz.Allow, "", nil
 		}
 	case a.APIGroup == "" && oneOf(a.Resource, "secrets", "configmaps", "serviceaccounts", "persistentvolumeclaims"):
 		ref := Ref{Resource: a.Resource, Namespace: a.Namespace, Name: a.Name}
