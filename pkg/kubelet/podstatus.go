@@ -368,7 +368,8 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 	pendingInit, failedInit, failedForGood, pendingSidecars := 0, 0, 0, 0
 	running, waiting, stopped, succeeded := 0, 0, 0, 0
 	for i, cs := range initStatuses {
-		if i < len(pod.Spec.InitContainers) && isSidecar(&pod.Spec.InitContainers[i]) {
+		spec := specAt(pod.Spec.InitContainers, i)
+		if spec != nil && isSidecar(spec) {
 			// A sidecar keeps the pod Running while it runs; one that ended
 			// counts for nothing (it is stopped when the app containers end).
 			switch {
@@ -404,11 +405,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		// The init container's own restartPolicyRules and restartPolicy,
 		// else the pod's, say whether it runs again (upstream's
 		// ContainerRestartRules): one that does not fails the pod.
-		var spec *v1.Container
-		if i < len(pod.Spec.InitContainers) {
-			spec = &pod.Spec.InitContainers[i]
-		}
-		if failed.Reason != reasonRestartingAllContainers && !podrestart.AfterExit(spec, &pod.Spec, failed.ExitCode) {
+		if !runsAgain(pod, spec, failed) {
 			failedForGood++
 		}
 	}
@@ -422,10 +419,6 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 	// ContainerShouldRestart: their own rules and policy, else the pod's).
 	notRestartable := 0
 	for i, cs := range statuses {
-		var spec *v1.Container
-		if i < len(pod.Spec.Containers) {
-			spec = &pod.Spec.Containers[i]
-		}
 		var last *v1.ContainerStateTerminated
 		switch {
 		case cs.State.Running != nil:
@@ -442,7 +435,7 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		}
 		if last != nil {
 			stopped++
-			if last.Reason != reasonRestartingAllContainers && !podrestart.AfterExit(spec, &pod.Spec, last.ExitCode) {
+			if !runsAgain(pod, specAt(pod.Spec.Containers, i), last) {
 				notRestartable++
 			}
 		}
@@ -462,6 +455,21 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, terminal
 		return v1.PodFailed
 	}
 	return v1.PodPending
+}
+
+// runsAgain reports whether container spec (nil if no longer in the pod's
+// spec), ended as t says, runs again: a restart of the whole pod runs it
+// again, else upstream's ContainerShouldRestart decides.
+func runsAgain(pod *v1.Pod, spec *v1.Container, t *v1.ContainerStateTerminated) bool {
+	return t.Reason == reasonRestartingAllContainers || podrestart.AfterExit(spec, &pod.Spec, t.ExitCode)
+}
+
+// specAt is specs[i], nil past its end.
+func specAt(specs []v1.Container, i int) *v1.Container {
+	if i < len(specs) {
+		return &specs[i]
+	}
+	return nil
 }
 
 // anyAppStarted reports, as upstream's HasAnyRegularContainerStarted,
