@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -43,8 +42,8 @@ func validateStatusUpdate(newJ, oldJ *batchv1.Job) field.ErrorList {
 	completedIndexesChanged := st.CompletedIndexes != old.CompletedIndexes
 	failedIndexesChanged := !ptr.Equal(st.FailedIndexes, old.FailedIndexes)
 	activeChanged := st.Active != old.Active
-	startTimeChanged := !timeEqual(st.StartTime, old.StartTime)
-	completionTimeChanged := !timeEqual(st.CompletionTime, old.CompletionTime)
+	startTimeChanged := !st.StartTime.Equal(old.StartTime)
+	completionTimeChanged := !st.CompletionTime.Equal(old.CompletionTime)
 	uncountedChanged := !apiequality.Semantic.DeepEqual(st.UncountedTerminatedPods, old.UncountedTerminatedPods)
 	readyChanged := !ptr.Equal(st.Ready, old.Ready)
 	terminatingChanged := !ptr.Equal(st.Terminating, old.Terminating)
@@ -246,14 +245,6 @@ func indexesOverlap(completed, failed string, completions int32) (int32, bool) {
 		}
 	}
 	return 0, false
-}
-
-// timeEqual compares two optional times by the instant they name.
-func timeEqual(a, b *metav1.Time) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Equal(b)
 }
 
 func isIndexedJob(j *batchv1.Job) bool {
