@@ -113,17 +113,23 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	}
 
 	sandboxUp := rp.readySandbox() != nil && (ip != "" || pod.Spec.HostNetwork)
-	cond := func(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
-		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: pod.Generation}
-		if ok {
-			c.Status, c.Reason, c.Message = v1.ConditionTrue, "", ""
-		}
+	// since keeps the last transition time of a condition whose status
+	// did not change.
+	since := func(c v1.PodCondition) v1.PodCondition {
+		c.LastTransitionTime = now
 		for _, p := range prev.Conditions {
-			if p.Type == t && p.Status == c.Status {
+			if p.Type == c.Type && p.Status == c.Status {
 				c.LastTransitionTime = p.LastTransitionTime
 			}
 		}
 		return c
+	}
+	cond := func(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
+		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: pod.Generation}
+		if ok {
+			c.Status, c.Reason, c.Message = v1.ConditionTrue, "", ""
+		}
+		return since(c)
 	}
 	// As upstream, a terminal pod's containers are not ready, with the
 	// phase as the reason; a Succeeded pod is Initialized (PodCompleted).
@@ -173,14 +179,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 		s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: now})
 	}
 	if restartAll {
-		c := restartingCondition(s.Phase, restarting, rp)
-		c.LastTransitionTime = now
-		for _, p := range prev.Conditions {
-			if p.Type == c.Type && p.Status == c.Status {
-				c.LastTransitionTime = p.LastTransitionTime
-			}
-		}
-		s.Conditions = append(s.Conditions, c)
+		s.Conditions = append(s.Conditions, since(restartingCondition(s.Phase, restarting, rp)))
 	}
 	if pod.Status.NominatedNodeName != "" {
 		s.NominatedNodeName = pod.Status.NominatedNodeName
