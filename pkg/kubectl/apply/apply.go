@@ -285,6 +285,11 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 		}
 		if a, err := meta.Accessor(info.Object); err == nil {
 			v.uids.Insert(a.GetUID())
+			if apply && op != "created" && a.GetDeletionTimestamp() != nil {
+				// As kubectl: the change lands, but the object is
+				// going away (a finalizer still holds it).
+				fmt.Fprintf(o.streams.ErrOut, "Warning: Detected changes to resource %s which is currently being deleted.\n", a.GetName())
+			}
 		}
 		if whole && apply {
 			done = append(done, info)

@@ -284,6 +284,26 @@ func TestApplyRefusesGenerateName(t *testing.T) {
 	}
 }
 
+// As kubectl, apply warns that an object it changed is being deleted (a
+// finalizer holds it), and still changes it.
+func TestApplyWarnsOfObjectBeingDeleted(t *testing.T) {
+	ns := namespace(t)
+	createConfigMap(t, ns, "held", nil, "kube-lite.test/hold")
+	t.Cleanup(func() {
+		_, _ = env.cs.CoreV1().ConfigMaps(ns).Patch(context.Background(), "held", "application/merge-patch+json",
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	if err := env.cs.CoreV1().ConfigMaps(ns).Delete(context.Background(), "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f := writeFile(t, t.TempDir(), "held.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, finalizers: [kube-lite.test/hold]}\ndata: {a: \"1\"}\n")
+	r := kubectl(t, "apply", "-n", ns, "-f", f)
+	want := "Warning: Detected changes to resource held which is currently being deleted.\n"
+	if r.code != 0 || r.out != "configmap/held configured\n" || !strings.HasSuffix(r.err, want) {
+		t.Fatalf("%s\nwant stderr ending %q", r, want)
+	}
+}
+
 // With both, kubectl's create lists the server's refusals before what was
 // wrong with the files, and apply the other way round, whatever the order
 // of the documents.
