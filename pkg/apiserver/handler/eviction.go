@@ -47,17 +47,12 @@ func (h *Handler) evict(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		return
 	}
 	ev.Namespace = ns
-	copts, err := createOptions(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	// As upstream, an eviction is a create of pods/eviction that runs the
 	// admission chain: webhooks see the Eviction and may change or refuse
 	// it, NodeRestriction lets a node evict only its own pods.
 	ctx := r.Context()
 	a := h.attrs(r, st, admission.Create, "eviction", ns, name, ev, nil, dry)
-	a.Kind, a.Options = policyv1.SchemeGroupVersion.WithKind("Eviction"), copts
+	a.Kind = policyv1.SchemeGroupVersion.WithKind("Eviction")
 	if err := h.admission.Mutate(ctx, a); err != nil {
 		writeError(w, r, err)
 		return

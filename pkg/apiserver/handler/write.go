@@ -35,7 +35,31 @@ func (errDryRun) Error() string { return "dry run" }
 func (h *Handler) attrs(r *http.Request, st *Store, op admission.Operation, sub, ns, name string, obj, old runtime.Object, dry bool) *admission.Attributes {
 	u, _ := request.UserFrom(r.Context())
 	return &admission.Attributes{Operation: op, Resource: st.Resource, Subresource: sub, Namespace: ns, Name: name,
-		Object: obj, OldObject: old, User: u, DryRun: dry}
+		Object: obj, OldObject: old, Options: admissionOptions(r, op), User: u, DryRun: dry}
+}
+
+// admissionOptions are the write's options as webhooks receive them, as
+// upstream: CreateOptions for a create (a PUT that creates included),
+// UpdateOptions for an update, a PATCH included (its dryRun, fieldManager
+// and fieldValidation; force has no place there). A delete sets its own
+// DeleteOptions.
+func admissionOptions(r *http.Request, op admission.Operation) runtime.Object {
+	q := r.URL.Query()
+	// The options are strings, which cannot fail to convert (the request
+	// was checked when it was read): an error leaves webhooks no options.
+	switch op {
+	case admission.Create:
+		o := &metav1.CreateOptions{}
+		if metav1.Convert_url_Values_To_v1_CreateOptions(&q, o, nil) == nil {
+			return o
+		}
+	case admission.Update:
+		o := &metav1.UpdateOptions{}
+		if metav1.Convert_url_Values_To_v1_UpdateOptions(&q, o, nil) == nil {
+			return o
+		}
+	}
+	return nil
 }
 
 func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns string) {
