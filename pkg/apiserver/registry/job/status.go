@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -192,15 +191,18 @@ func validateStatusFields(st *batchv1.JobStatus, fld *field.Path) field.ErrorLis
 // Indexed Job, and no index both.
 func validateStatusIndexes(j *batchv1.Job, fld *field.Path, completedChanged, failedChanged bool) field.ErrorList {
 	var allErrs field.ErrorList
-	st, completions := &j.Status, j.Spec.Completions
-	if completedChanged && completions != nil {
-		if _, err := countIndexes(st.CompletedIndexes, *completions); err != nil {
+	st := &j.Status
+	// Each list is parsed once, for its format and for the overlap.
+	var completed, failed []indexInterval
+	if (completedChanged || failedChanged) && j.Spec.Completions != nil {
+		var err error
+		if completed, err = parseIndexes(st.CompletedIndexes, *j.Spec.Completions); err != nil && completedChanged {
 			allErrs = append(allErrs, field.Invalid(fld.Child("completedIndexes"), st.CompletedIndexes, fmt.Sprintf("error parsing completedIndexes: %s", err)))
 		}
-	}
-	if failedChanged && completions != nil && j.Spec.BackoffLimitPerIndex != nil && st.FailedIndexes != nil {
-		if _, err := countIndexes(*st.FailedIndexes, *completions); err != nil {
-			allErrs = append(allErrs, field.Invalid(fld.Child("failedIndexes"), st.FailedIndexes, fmt.Sprintf("error parsing failedIndexes: %s", err)))
+		if st.FailedIndexes != nil {
+			if failed, err = parseIndexes(*st.FailedIndexes, *j.Spec.Completions); err != nil && failedChanged && j.Spec.BackoffLimitPerIndex != nil {
+				allErrs = append(allErrs, field.Invalid(fld.Child("failedIndexes"), st.FailedIndexes, fmt.Sprintf("error parsing failedIndexes: %s", err)))
+			}
 		}
 	}
 	if completedChanged && st.CompletedIndexes != "" && !isIndexedJob(j) {
@@ -209,31 +211,16 @@ func validateStatusIndexes(j *batchv1.Job, fld *field.Path, completedChanged, fa
 	if failedChanged && j.Spec.BackoffLimitPerIndex == nil && st.FailedIndexes != nil {
 		allErrs = append(allErrs, field.Invalid(fld.Child("failedIndexes"), *st.FailedIndexes, "cannot set non-null failedIndexes when backoffLimitPerIndex is null"))
 	}
-	if (completedChanged || failedChanged) && completions != nil && st.FailedIndexes != nil {
-		if at, ok := indexesOverlap(st.CompletedIndexes, *st.FailedIndexes, *completions); ok {
-			allErrs = append(allErrs, field.Invalid(fld.Child("failedIndexes"), *st.FailedIndexes, fmt.Sprintf("failedIndexes and completedIndexes overlap at index: %d", at)))
-		}
+	if at, ok := indexesOverlap(completed, failed); ok {
+		allErrs = append(allErrs, field.Invalid(fld.Child("failedIndexes"), *st.FailedIndexes, fmt.Sprintf("failedIndexes and completedIndexes overlap at index: %d", at)))
 	}
 	return allErrs
 }
 
-// indexesOverlap returns the lowest index named by both lists, skipping
-// intervals that do not parse (the format checks report those).
-func indexesOverlap(completed, failed string, completions int32) (int32, bool) {
-	type interval struct{ first, last int32 }
-	parse := func(s string) []interval {
-		var out []interval
-		if s == "" {
-			return nil
-		}
-		for _, part := range strings.Split(s, ",") {
-			if first, last, err := parseIndexInterval(part, completions); err == nil {
-				out = append(out, interval{first, last})
-			}
-		}
-		return out
-	}
-	c, f := parse(completed), parse(failed)
+// indexesOverlap returns the lowest index in both lists, which it reads as
+// ascending; parseIndexes left out the intervals that do not parse (the
+// format checks report those).
+func indexesOverlap(c, f []indexInterval) (int32, bool) {
 	for i, k := 0, 0; i < len(c) && k < len(f); {
 		if c[i].first <= f[k].last && f[k].first <= c[i].last {
 			return max(c[i].first, f[k].first), true

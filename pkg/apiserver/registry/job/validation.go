@@ -344,23 +344,47 @@ func validateSuccessPolicy(spec *batchv1.JobSpec, fldPath *field.Path) field.Err
 // countIndexes parses an index list such as "1,3-5,7" (intervals ascending,
 // every index below completions) and returns how many indexes it names.
 func countIndexes(s string, completions int32) (int32, error) {
-	if s == "" {
-		return 0, nil
+	intervals, err := parseIndexes(s, completions)
+	if err != nil {
+		return 0, err
 	}
 	var total int32
-	last := int32(-1)
-	for _, interval := range strings.Split(s, ",") {
-		first, end, err := parseIndexInterval(interval, completions)
-		if err != nil {
-			return 0, err
-		}
-		if last >= first {
-			return 0, fmt.Errorf("non-increasing order, previous: %d, current: %d", last, first)
-		}
-		total += end - first + 1
-		last = end
+	for _, iv := range intervals {
+		total += iv.last - iv.first + 1
 	}
 	return total, nil
+}
+
+// indexInterval is first..last, both included, of an index list.
+type indexInterval struct{ first, last int32 }
+
+// parseIndexes parses an index list such as "1,3-5,7": it returns every
+// interval that parses, in the list's order, and the first error, an
+// interval that does not parse or is not above the one before it.
+func parseIndexes(s string, completions int32) ([]indexInterval, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var (
+		out      []indexInterval
+		firstErr error
+	)
+	last := int32(-1)
+	for _, part := range strings.Split(s, ",") {
+		first, end, err := parseIndexInterval(part, completions)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if firstErr == nil && last >= first {
+			firstErr = fmt.Errorf("non-increasing order, previous: %d, current: %d", last, first)
+		}
+		out = append(out, indexInterval{first, end})
+		last = end
+	}
+	return out, firstErr
 }
 
 // parseIndexInterval parses one interval of an index list, "3" or "3-5",
