@@ -50,13 +50,9 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	// showed then until it ends again.
 	restartAll := podrestart.MayRestartAll(&pod.Spec)
 	restarting := restartAll && allRestarting(pod, rp, prev)
-	lastStatuses := map[string]*v1.ContainerStatus{}
+	var lastStatuses map[string]*v1.ContainerStatus
 	if restartAll {
-		for _, l := range [][]v1.ContainerStatus{prev.InitContainerStatuses, prev.ContainerStatuses} {
-			for i := range l {
-				lastStatuses[l[i].Name] = &l[i]
-			}
-		}
+		lastStatuses = statusesByName(prev)
 	}
 	status := func(c *v1.Container, defaultWaiting string) v1.ContainerStatus {
 		return kl.containerStatus(pod, c, rp, st, defaultWaiting, lastStatuses[c.Name], restarting)
@@ -143,7 +139,7 @@ func (kl *Kubelet) computeStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.P
 	}
 	// As upstream, a pod that initialized stays so while its init
 	// containers run again (restarted in place with all its containers).
-	initialized := cond(v1.PodInitialized, len(notInit) == 0 || s.Phase == v1.PodSucceeded || wasInitialized(prev),
+	initialized := cond(v1.PodInitialized, len(notInit) == 0 || s.Phase == v1.PodSucceeded || conditionTrue(prev, v1.PodInitialized),
 		"ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(notInit, " ")))
 	if s.Phase == v1.PodSucceeded {
 		initialized.Reason = "PodCompleted"
@@ -196,10 +192,10 @@ func (kl *Kubelet) lastStatus(pod *v1.Pod) v1.PodStatus {
 	return pod.Status
 }
 
-// wasInitialized reports whether the pod's last status says it initialized.
-func wasInitialized(last v1.PodStatus) bool {
-	for _, c := range last.Conditions {
-		if c.Type == v1.PodInitialized {
+// conditionTrue reports whether s has condition t, true.
+func conditionTrue(s v1.PodStatus, t v1.PodConditionType) bool {
+	for _, c := range s.Conditions {
+		if c.Type == t {
 			return c.Status == v1.ConditionTrue
 		}
 	}

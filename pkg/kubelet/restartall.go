@@ -45,27 +45,33 @@ func restartsAll(spec *v1.Container, exitCode int32) bool {
 // container's latest instance, in the runtime or in that status, ended as
 // one of its RestartAllContainers rules says.
 func allRestarting(pod *v1.Pod, rp *runtimePod, last v1.PodStatus) bool {
-	for _, c := range last.Conditions {
-		if c.Type == v1.AllContainersRestarting && c.Status == v1.ConditionTrue {
-			return true
-		}
+	if conditionTrue(last, v1.AllContainersRestarting) {
+		return true
 	}
-	lastStates := map[string]*v1.ContainerStateTerminated{}
-	for _, cs := range append(append([]v1.ContainerStatus{}, last.InitContainerStatuses...), last.ContainerStatuses...) {
-		lastStates[cs.Name] = cs.State.Terminated
-	}
+	lastStatuses := statusesByName(last)
 	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
 			c := &cs[i]
 			if cur, _ := rp.latest(c.Name); cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && restartsAll(c, cur.ExitCode) {
 				return true
 			}
-			if t := lastStates[c.Name]; t != nil && restartsAll(c, t.ExitCode) {
+			if l := lastStatuses[c.Name]; l != nil && l.State.Terminated != nil && restartsAll(c, l.State.Terminated.ExitCode) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// statusesByName indexes the init and app container statuses of s by name.
+func statusesByName(s v1.PodStatus) map[string]*v1.ContainerStatus {
+	out := make(map[string]*v1.ContainerStatus, len(s.InitContainerStatuses)+len(s.ContainerStatuses))
+	for _, l := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
+		for i := range l {
+			out[l[i].Name] = &l[i]
+		}
+	}
+	return out
 }
 
 // restartingCondition is the pod's AllContainersRestarting condition, as
