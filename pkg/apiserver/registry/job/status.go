@@ -237,13 +237,3 @@ func indexesOverlap(c, f []indexInterval) (int32, bool) {
 func isIndexedJob(j *batchv1.Job) bool {
 	return ptr.Deref(j.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 }
-
-// conditionIs says whether conds hold a condition of type t with status s.
-func conditionIs(conds []batchv1.JobCondition, t batchv1.JobConditionType, s corev1.ConditionStatus) bool {
-	for _, c := range conds {
-		if c.Type == t && c.Status == s {
-			return true
-		}
-	}
-	return false
-}

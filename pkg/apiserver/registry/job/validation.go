@@ -543,8 +543,13 @@ func keepNodeAffinityOf(t *corev1.PodTemplateSpec, old *corev1.Affinity) {
 }
 
 func hasCondition(conds []batchv1.JobCondition, t batchv1.JobConditionType) bool {
+	return conditionIs(conds, t, corev1.ConditionTrue)
+}
+
+// conditionIs says whether conds hold a condition of type t with status s.
+func conditionIs(conds []batchv1.JobCondition, t batchv1.JobConditionType, s corev1.ConditionStatus) bool {
 	for _, c := range conds {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
+		if c.Type == t && c.Status == s {
 			return true
 		}
 	}
