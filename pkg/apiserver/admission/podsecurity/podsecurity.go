@@ -15,9 +15,10 @@
 //
 // The audit and audit-version labels are accepted and checked, but change
 // nothing: upstream records audit annotations in its audit log, and
-// kube-lite keeps none. No namespace, user or runtime class is exempt:
-// upstream's exemptions come from an AdmissionConfiguration file (none by
-// default), which kube-lite does not read.
+// kube-lite keeps none. An AdmissionConfiguration (config.go) may set the
+// levels of namespaces without labels, and exempt users, runtime classes
+// and namespaces; by default every namespace is privileged and nothing is
+// exempt, as upstream.
 package podsecurity
 
 import (
@@ -26,6 +27,7 @@ import (
 	"log/slog"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,10 +88,13 @@ type Plugin struct {
 	namespaces NamespaceGetter
 	// pods is nil when the plugin cannot list pods: a tightened enforce
 	// level then warns about nothing.
-	pods    Objects
-	clock   clock.PassiveClock
-	maxPods int
-	timeout time.Duration
+	pods Objects
+	// defaults are the levels of modes a namespace does not label.
+	defaults policy
+	exempt   Exemptions
+	clock    clock.PassiveClock
+	maxPods  int
+	timeout  time.Duration
 }
 
 // Option configures the plugin.
@@ -101,7 +106,8 @@ func WithPods(pods Objects) Option { return func(p *Plugin) { p.pods = pods } }
 
 // New returns the plugin.
 func New(namespaces NamespaceGetter, opts ...Option) *Plugin {
-	p := &Plugin{namespaces: namespaces, clock: clock.RealClock{}, maxPods: maxPodsToCheck, timeout: podCheckTimeout}
+	latest := levelVersion{Privileged, "latest"}
+	p := &Plugin{namespaces: namespaces, defaults: policy{latest, latest, latest}, clock: clock.RealClock{}, maxPods: maxPodsToCheck, timeout: podCheckTimeout}
 	for _, o := range opts {
 		o(p)
 	}
@@ -203,6 +209,10 @@ func significantUpdate(pod, old *corev1.Pod) bool {
 // admitPod checks a pod, or a workload's pod template (enforce false: only
 // warned about), against its namespace's policy.
 func (p *Plugin) admitPod(ctx context.Context, a *admission.Attributes, meta *metav1.ObjectMeta, spec *corev1.PodSpec, enforce bool) error {
+	if slices.Contains(p.exempt.Namespaces, a.Namespace) || (a.User != nil && slices.Contains(p.exempt.Usernames, a.User.Name)) ||
+		p.exemptRuntimeClass(spec) {
+		return nil
+	}
 	ns, err := p.namespaces.GetNamespace(ctx, a.Namespace)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -212,7 +222,7 @@ func (p *Plugin) admitPod(ctx context.Context, a *admission.Attributes, meta *me
 	}
 	// Bad labels were refused when written; any left are read as upstream
 	// reads them (enforce fails closed, warn open).
-	pol, _ := policyOf(ns.Labels)
+	pol, _ := policyOf(ns.Labels, p.defaults)
 	warn := pol.warn
 	// An unset warn level follows a stricter enforce one, as upstream:
 	// workloads then hear at creation that their pods will be refused.
@@ -252,11 +262,10 @@ var (
 )
 
 // policyOf reads a namespace's labels as upstream: an unset mode is
-// privileged:latest; a bad level is restricted for enforce and privileged
+// def's (privileged:latest unless configured); a bad level is restricted for enforce and privileged
 // for audit and warn, a bad version latest, and each bad label is an error.
-func policyOf(labels map[string]string) (policy, field.ErrorList) {
-	latest := levelVersion{Privileged, "latest"}
-	pol := policy{latest, latest, latest}
+func policyOf(labels map[string]string, def policy) (policy, field.ErrorList) {
+	pol := def
 	var errs field.ErrorList
 	for _, m := range []struct {
 		lv                       *levelVersion
@@ -345,18 +354,19 @@ func (p *Plugin) validateNamespace(ctx context.Context, a *admission.Attributes)
 	if !ok {
 		return nil
 	}
-	pol, errs := policyOf(ns.Labels)
+	pol, errs := policyOf(ns.Labels, p.defaults)
 	if a.Operation == admission.Create {
 		if len(errs) > 0 {
 			return apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, ns.Name, errs)
 		}
+		p.warnExemptNamespace(ctx, ns, pol)
 		return nil
 	}
 	old, ok := a.OldObject.(*corev1.Namespace)
 	if !ok {
 		return nil
 	}
-	oldPol, oldErrs := policyOf(old.Labels)
+	oldPol, oldErrs := policyOf(old.Labels, p.defaults)
 	if len(errs) > 0 && (len(oldErrs) == 0 || !reflect.DeepEqual(errs, oldErrs)) {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Namespace"}, ns.Name, errs)
 	}
@@ -367,10 +377,45 @@ func (p *Plugin) validateNamespace(ctx context.Context, a *admission.Attributes)
 		(pol.enforce.version == oldPol.enforce.version && rank(pol.enforce.level) <= rank(oldPol.enforce.level)) {
 		return nil
 	}
+	if slices.Contains(p.exempt.Namespaces, ns.Name) {
+		p.warnExemptNamespace(ctx, ns, pol)
+		return nil
+	}
 	for _, w := range p.checkPods(ctx, ns.Name, pol.enforce) {
 		admission.Warn(ctx, w)
 	}
 	return nil
+}
+
+// warnExemptNamespace tells whoever labels an exempt namespace, as
+// upstream, that the levels its labels set will not be enforced.
+func (p *Plugin) warnExemptNamespace(ctx context.Context, ns *corev1.Namespace, pol policy) {
+	if !slices.Contains(p.exempt.Namespaces, ns.Name) || pol == p.defaults ||
+		(pol.enforce.level == Privileged && pol.audit.level == Privileged && pol.warn.level == Privileged) {
+		return
+	}
+	var modes []string
+	for _, m := range []struct {
+		name, levelLabel, versionLabel string
+		lv                             levelVersion
+	}{
+		{"enforce", EnforceLabel, EnforceVersionLabel, pol.enforce},
+		{"audit", AuditLabel, AuditVersionLabel, pol.audit},
+		{"warn", WarnLabel, WarnVersionLabel, pol.warn},
+	} {
+		_, level := ns.Labels[m.levelLabel]
+		_, version := ns.Labels[m.versionLabel]
+		if m.lv.level != Privileged && (level || version) {
+			modes = append(modes, m.name+"="+m.lv.String())
+		}
+	}
+	admission.Warn(ctx, fmt.Sprintf("namespace %q is exempt from Pod Security, and the policy (%s) will be ignored", ns.Name, strings.Join(modes, ", ")))
+}
+
+// exemptRuntimeClass reports whether the pod runs in a runtime class the
+// configuration exempts.
+func (p *Plugin) exemptRuntimeClass(spec *corev1.PodSpec) bool {
+	return spec.RuntimeClassName != nil && slices.Contains(p.exempt.RuntimeClasses, *spec.RuntimeClassName)
 }
 
 // checkPods returns upstream's warnings about the namespace's pods that
@@ -397,7 +442,7 @@ func (p *Plugin) checkPods(ctx context.Context, namespace string, enforce levelV
 		slog.ErrorContext(ctx, "PodSecurity: listing pods", "namespace", namespace, "err", err)
 		return []string{"failed to list pods while checking new PodSecurity enforce level"}
 	}
-	pods := prioritise(objs)
+	pods := prioritise(objs, p.exemptRuntimeClass)
 	total := len(pods)
 	if len(pods) > p.maxPods {
 		pods = pods[:p.maxPods]
@@ -452,12 +497,12 @@ func (p *Plugin) checkPods(ctx context.Context, namespace string, enforce levelV
 // prioritise orders pods as upstream does before the bounded check: every
 // pod without a controller and one pod per controller first, the other
 // replicas (likely alike) after them.
-func prioritise(objs []runtime.Object) []*corev1.Pod {
+func prioritise(objs []runtime.Object, exempt func(*corev1.PodSpec) bool) []*corev1.Pod {
 	var first, replicas []*corev1.Pod
 	seen := map[types.UID]bool{}
 	for _, o := range objs {
 		pod, ok := o.(*corev1.Pod)
-		if !ok {
+		if !ok || exempt(&pod.Spec) {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
