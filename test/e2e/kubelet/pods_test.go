@@ -116,6 +116,19 @@ func logs(t *testing.T, ns, pod, container string) string {
 	return out
 }
 
+// waitLogs is the container's log once it has any, else (after waitLimit)
+// empty.
+func waitLogs(t *testing.T, ns, pod, container string) string {
+	t.Helper()
+	var out string
+	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if out = logs(t, ns, pod, container); out != "" {
+			break
+		}
+	}
+	return out
+}
+
 func httpGet(url string) (int, string, error) {
 	c := &http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get(url)
@@ -257,13 +270,7 @@ func TestInitContainersRunInOrder(t *testing.T) {
 			t.Fatalf("init container %s: %+v", s.Name, s.State)
 		}
 	}
-	var out string
-	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if out = logs(t, ns, "init", "main"); out != "" {
-			break
-		}
-	}
-	if out != "first\nsecond\n" {
+	if out := waitLogs(t, ns, "init", "main"); out != "first\nsecond\n" {
 		t.Fatalf("init containers ran as %q, want first then second", out)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,13 +94,7 @@ func TestRestartAllContainersRuleRestartsThePodInPlace(t *testing.T) {
 	}
 	// The init container ran again, in the same sandbox: the emptyDir has
 	// both of its runs.
-	var out string
-	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if out = logs(t, ns, "restart-all", "main"); out != "" {
-			break
-		}
-	}
-	if out != "ran\nran\n" {
+	if out := waitLogs(t, ns, "restart-all", "main"); out != "ran\nran\n" {
 		t.Fatalf("main saw the init container's runs as %q, want two", out)
 	}
 	node, err := env.cs.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
