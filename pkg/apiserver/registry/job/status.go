@@ -113,7 +113,7 @@ func validateStatusUpdate(newJ, oldJ *batchv1.Job) field.ErrorList {
 	}
 	// An Indexed Job with as many pods as completions may be scaled down,
 	// and its succeeded indexes above the new completions drop out.
-	elastic := isIndexedJob(newJ) && ptr.Equal(newJ.Spec.Completions, newJ.Spec.Parallelism)
+	elastic := isIndexed(&newJ.Spec) && ptr.Equal(newJ.Spec.Completions, newJ.Spec.Parallelism)
 	if !elastic && st.Succeeded < old.Succeeded {
 		allErrs = append(allErrs, field.Invalid(fld.Child("succeeded"), st.Succeeded, "cannot decrease the succeeded counter"))
 	}
@@ -205,7 +205,7 @@ func validateStatusIndexes(j *batchv1.Job, fld *field.Path, completedChanged, fa
 			}
 		}
 	}
-	if completedChanged && st.CompletedIndexes != "" && !isIndexedJob(j) {
+	if completedChanged && st.CompletedIndexes != "" && !isIndexed(&j.Spec) {
 		allErrs = append(allErrs, field.Invalid(fld.Child("completedIndexes"), st.CompletedIndexes, "cannot set non-empty completedIndexes when non-indexed completion mode"))
 	}
 	if failedChanged && j.Spec.BackoffLimitPerIndex == nil && st.FailedIndexes != nil {
@@ -232,8 +232,4 @@ func indexesOverlap(c, f []indexInterval) (int32, bool) {
 		}
 	}
 	return 0, false
-}
-
-func isIndexedJob(j *batchv1.Job) bool {
-	return ptr.Deref(j.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 }

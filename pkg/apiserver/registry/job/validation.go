@@ -77,7 +77,7 @@ func validateSpec(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
 		}
 	}
 
-	indexed := ptr.Deref(spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+	indexed := isIndexed(spec)
 	if spec.CompletionMode != nil {
 		switch *spec.CompletionMode {
 		case batchv1.NonIndexedCompletion:
@@ -417,7 +417,7 @@ func parseIndexInterval(interval string, completions int32) (int32, int32, error
 // validateIndexedName refuses an Indexed job whose pods could not be named:
 // the controller gives each pod the hostname <job>-<index>.
 func validateIndexedName(j *batchv1.Job) field.ErrorList {
-	if ptr.Deref(j.Spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion || ptr.Deref(j.Spec.Completions, 0) <= 0 {
+	if !isIndexed(&j.Spec) || ptr.Deref(j.Spec.Completions, 0) <= 0 {
 		return nil
 	}
 	host := fmt.Sprintf("%s-%d", j.Name, *j.Spec.Completions-1)
@@ -492,7 +492,7 @@ func validateCompletionsUpdate(spec, old *batchv1.JobSpec, fldPath *field.Path) 
 	if ptr.Equal(spec.Completions, old.Completions) {
 		return nil
 	}
-	if ptr.Deref(spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion {
+	if !isIndexed(spec) {
 		return field.ErrorList{field.Invalid(fldPath, spec.Completions, "field is immutable")}
 	}
 	// A nil completions is already refused for an Indexed job.
@@ -540,6 +540,11 @@ func keepNodeAffinityOf(t *corev1.PodTemplateSpec, old *corev1.Affinity) {
 	if old == nil && *t.Spec.Affinity == (corev1.Affinity{}) {
 		t.Spec.Affinity = nil
 	}
+}
+
+// isIndexed says whether the Job's pods each get an index.
+func isIndexed(spec *batchv1.JobSpec) bool {
+	return ptr.Deref(spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 }
 
 func hasCondition(conds []batchv1.JobCondition, t batchv1.JobConditionType) bool {
