@@ -123,11 +123,18 @@ func (h *harness) running(pod *v1.Pod, name string) *runtimeapi.Container {
 	return nil
 }
 
-func condition(s v1.PodStatus, t v1.PodConditionType) v1.ConditionStatus {
-	for _, c := range s.Conditions {
-		if c.Type == t {
-			return c.Status
+func podCondition(s v1.PodStatus, t v1.PodConditionType) *v1.PodCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
 		}
+	}
+	return nil
+}
+
+func condition(s v1.PodStatus, t v1.PodConditionType) v1.ConditionStatus {
+	if c := podCondition(s, t); c != nil {
+		return c.Status
 	}
 	return ""
 }

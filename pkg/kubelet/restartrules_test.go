@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -114,15 +113,6 @@ func restartAllPod(name string) *v1.Pod {
 	})
 }
 
-func podCondition(s v1.PodStatus, t v1.PodConditionType) *v1.PodCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == t {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
-}
-
 func allStatuses(s v1.PodStatus) map[string]v1.ContainerStatus {
 	out := map[string]v1.ContainerStatus{}
 	for _, cs := range append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...) {
@@ -137,11 +127,7 @@ func (h *harness) sentStatuses() []v1.PodStatus {
 	var out []v1.PodStatus
 	for _, a := range h.client.Actions() {
 		if p, ok := a.(clienttesting.PatchActionImpl); ok && p.Subresource == "status" {
-			var body struct{ Status v1.PodStatus }
-			if err := json.Unmarshal(p.Patch, &body); err != nil {
-				h.t.Fatal(err)
-			}
-			out = append(out, body.Status)
+			out = append(out, h.patchedStatus(p))
 		}
 	}
 	return out

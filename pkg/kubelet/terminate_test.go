@@ -73,6 +73,18 @@ func (h *harness) deleteAndSync(pod *v1.Pod) {
 	}
 }
 
+// patchedStatus is the pod status a status patch of the kubelet sets.
+func (h *harness) patchedStatus(a clienttesting.PatchActionImpl) v1.PodStatus {
+	h.t.Helper()
+	var body struct {
+		Status v1.PodStatus `json:"status"`
+	}
+	if err := json.Unmarshal(a.Patch, &body); err != nil {
+		h.t.Fatal(err)
+	}
+	return body.Status
+}
+
 // terminalPatchBeforeDelete returns the status the kubelet last patched
 // before its final delete of the pod; it fails the test if the pod was not
 // deleted or no patch came before.
@@ -85,13 +97,8 @@ func (h *harness) terminalPatchBeforeDelete(pod *v1.Pod) v1.PodStatus {
 			if a.Subresource != "status" || a.Name != pod.Name {
 				continue
 			}
-			var body struct {
-				Status v1.PodStatus `json:"status"`
-			}
-			if err := json.Unmarshal(a.Patch, &body); err != nil {
-				h.t.Fatal(err)
-			}
-			last = &body.Status
+			s := h.patchedStatus(a)
+			last = &s
 		case clienttesting.DeleteActionImpl:
 			if a.Name != pod.Name || a.Resource.Resource != "pods" {
 				continue
