@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/controllerutil"
 )
@@ -370,19 +371,10 @@ func (c *Controller) ownerState(ctx context.Context, dep *node, ref metav1.Owner
 		return ownerPresent, err
 	case obj.GetUID() != ref.UID:
 		return ownerAbsent, nil
-	case obj.GetDeletionTimestamp() != nil && contains(obj.GetFinalizers(), metav1.FinalizerDeleteDependents):
+	case obj.GetDeletionTimestamp() != nil && slices.Contains(obj.GetFinalizers(), metav1.FinalizerDeleteDependents):
 		return ownerWaiting, nil
 	}
 	return ownerPresent, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
@@ -429,7 +421,7 @@ func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
 			// longer cycle. As upstream (false positives included), this
 			// object stops blocking its owners, so that each of them can go
 			// while it waits for its own dependents.
-			if err := c.patchOwners(ctx, n, nil, ownerUIDs(n)); err != nil {
+			if err := c.unblockOwners(ctx, n); err != nil {
 				return err
 			}
 		}
@@ -451,14 +443,6 @@ func (c *Controller) attemptToDelete(ctx context.Context, n *node) error {
 // deletingDependents says whether n is being deleted in the foreground.
 func deletingDependents(n *node) bool {
 	return n.deleting && n.hasFinalizer(metav1.FinalizerDeleteDependents)
-}
-
-func ownerUIDs(n *node) []types.UID {
-	uids := make([]types.UID, 0, len(n.owners))
-	for _, r := range n.owners {
-		uids = append(uids, r.UID)
-	}
-	return uids
 }
 
 func (c *Controller) resource(n *node) dynamic.ResourceInterface {
@@ -513,31 +497,35 @@ type metaFields struct {
 	Finalizers      *[]string                `json:"finalizers,omitempty"`
 }
 
-// removeOwners and removeFinalizer send merge patches that replace the list
-// and carry the resourceVersion it was computed from, so a concurrent change
-// conflicts and is retried from the fresh state.
+// removeOwners, unblockOwners and removeFinalizer send merge patches that
+// replace the list and carry the resourceVersion it was computed from, so a
+// concurrent change conflicts and is retried from the fresh state.
 func (c *Controller) removeOwners(ctx context.Context, n *node, uids []types.UID) error {
-	return c.patchOwners(ctx, n, uids, nil)
+	refs := slices.DeleteFunc(slices.Clone(n.owners), func(r metav1.OwnerReference) bool { return slices.Contains(uids, r.UID) })
+	if len(refs) == len(n.owners) {
+		return nil
+	}
+	return c.patchOwners(ctx, n, refs)
 }
 
-func (c *Controller) patchOwners(ctx context.Context, n *node, remove, unblock []types.UID) error {
-	refs := []metav1.OwnerReference{}
+// unblockOwners stops every reference of n from blocking its owner's
+// deletion.
+func (c *Controller) unblockOwners(ctx context.Context, n *node) error {
+	refs := slices.Clone(n.owners)
 	changed := false
-	for _, r := range n.owners {
-		if containsUID(remove, r.UID) {
-			changed = true
-			continue
-		}
-		if containsUID(unblock, r.UID) && r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion {
-			f := false
-			r.BlockOwnerDeletion = &f
+	for i, r := range refs {
+		if ptr.Deref(r.BlockOwnerDeletion, false) {
+			refs[i].BlockOwnerDeletion = ptr.To(false)
 			changed = true
 		}
-		refs = append(refs, r)
 	}
 	if !changed {
 		return nil
 	}
+	return c.patchOwners(ctx, n, refs)
+}
+
+func (c *Controller) patchOwners(ctx context.Context, n *node, refs []metav1.OwnerReference) error {
 	return c.patch(ctx, n, metaPatch{Metadata: metaFields{ResourceVersion: n.rv, OwnerReferences: &refs}})
 }
 
@@ -565,13 +553,4 @@ func (c *Controller) patch(ctx context.Context, n *node, p metaPatch) error {
 		return fmt.Errorf("patch %s %s/%s: %w", n.gvr.Resource, n.namespace, n.name, err)
 	}
 	return nil
-}
-
-func containsUID(xs []types.UID, x types.UID) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
