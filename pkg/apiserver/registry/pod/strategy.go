@@ -228,9 +228,13 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 			string(corev1.PodPending), string(corev1.PodRunning), string(corev1.PodSucceeded),
 			string(corev1.PodFailed), string(corev1.PodUnknown)}))
 	}
-	// A container that will not be restarted cannot come back to life.
-	errs = append(errs, stateTransitions(st.ContainerStatuses, old.Status.ContainerStatuses, old.Spec.Containers, &old.Spec, statusPath.Child("containerStatuses"))...)
-	errs = append(errs, stateTransitions(st.InitContainerStatuses, old.Status.InitContainerStatuses, old.Spec.InitContainers, &old.Spec, statusPath.Child("initContainerStatuses"))...)
+	// A container that will not be restarted cannot come back to life; in a
+	// pod where a RestartAllContainers rule may restart every container, any
+	// may.
+	if !podrestart.MayRestartAll(&old.Spec) {
+		errs = append(errs, stateTransitions(st.ContainerStatuses, old.Status.ContainerStatuses, old.Spec.Containers, &old.Spec, statusPath.Child("containerStatuses"))...)
+		errs = append(errs, stateTransitions(st.InitContainerStatuses, old.Status.InitContainerStatuses, old.Spec.InitContainers, &old.Spec, statusPath.Child("initContainerStatuses"))...)
+	}
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(st.QOSClass, old.Status.QOSClass, statusPath.Child("qosClass"))...)
 	if st.NominatedNodeName != "" {
 		errs = append(errs, regvalidation.Messages(statusPath.Child("nominatedNodeName"), st.NominatedNodeName, validation.IsDNS1123Subdomain(st.NominatedNodeName))...)
@@ -266,14 +270,9 @@ func ValidateStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 
 // stateTransitions forbids a terminated container to be reported running or
 // waiting again unless it would have been restarted (podrestart.AfterExit:
-// its own rules and restartPolicy, else the pod's), as upstream's, and
-// allows any transition in a pod where a RestartAllContainers rule may
-// restart every container. containers are the spec's containers the
-// statuses are of.
+// its own rules and restartPolicy, else the pod's), as upstream's.
+// containers are the spec's containers the statuses are of.
 func stateTransitions(statuses, old []corev1.ContainerStatus, containers []corev1.Container, spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
-	if podrestart.MayRestartAll(spec) {
-		return nil
-	}
 	var errs field.ErrorList
 	for i, o := range old {
 		if o.State.Terminated == nil {
