@@ -240,17 +240,15 @@ func readinessGates(pod *v1.Pod) (reason, msg string) {
 // containers in place (restarting: now), nil otherwise.
 func (kl *Kubelet) containerStatus(pod *v1.Pod, c *v1.Container, rp *runtimePod, st *podState, defaultWaiting string, last *v1.ContainerStatus, restarting bool) v1.ContainerStatus {
 	cur, prev := rp.latest(c.Name)
-	if cur == nil && restarting && last != nil && last.State.Waiting == nil {
-		return removedByRestart(c, *last)
-	}
-	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image, VolumeMounts: volumeMountStatuses(c)}
 	f := false
-	cs.Started = &f
+	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image, VolumeMounts: volumeMountStatuses(c), Started: &f}
+	if cur == nil && restarting && last != nil && last.State.Waiting == nil {
+		return removedByRestart(cs, *last)
+	}
 	// Removed by a restart of the whole pod, with no instance since that
 	// ended and was kept: the restart is its last termination, and its
 	// count goes on from there.
-	carried := prev == nil && restartedByAll(last)
-	if carried {
+	if prev == nil && restartedByAll(last) {
 		cs.RestartCount = last.RestartCount
 		cs.LastTerminationState = last.LastTerminationState
 	}

@@ -90,18 +90,16 @@ func restartingCondition(phase v1.PodPhase, restarting bool, rp *runtimePod) v1.
 	return c
 }
 
-// removedByRestart is the status of container c, removed from the runtime
-// by a restart of the whole pod, whose last status was last: waiting to
-// start again, its last termination the restart's, counted as a restart.
-func removedByRestart(c *v1.Container, last v1.ContainerStatus) v1.ContainerStatus {
-	f := false
-	return v1.ContainerStatus{
-		Name: c.Name, Image: c.Image, VolumeMounts: volumeMountStatuses(c), Started: &f,
-		State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reasonRestartingAllContainers, Message: messageRestartingAllContainers}},
-		LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-			Reason: reasonRestartingAllContainers, Message: messageRestartingAllContainers, ExitCode: 137}},
-		RestartCount: last.RestartCount + 1,
-	}
+// removedByRestart is cs, the status of a container with no instance,
+// removed from the runtime by a restart of the whole pod, whose last status
+// was last: waiting to start again, its last termination the restart's,
+// counted as a restart.
+func removedByRestart(cs v1.ContainerStatus, last v1.ContainerStatus) v1.ContainerStatus {
+	cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reasonRestartingAllContainers, Message: messageRestartingAllContainers}}
+	cs.LastTerminationState = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+		Reason: reasonRestartingAllContainers, Message: messageRestartingAllContainers, ExitCode: 137}}
+	cs.RestartCount = last.RestartCount + 1
+	return cs
 }
 
 // restartedByAll reports whether last, a container's last status, shows it
