@@ -270,13 +270,9 @@ func (o *Options) Run(ctx context.Context, f cmdutil.Factory, apply bool) error 
 				continue
 			}
 			verb := "applying"
-			var pe *patchError
 			var se *stepError
 			if !apply || op == "created" {
 				verb = "creating"
-			} else if errors.As(err, &pe) {
-				verb = fmt.Sprintf("applying patch:\n%s\nto:\n%v\nfor:", pe.patch, info)
-				err = pe.err
 			} else if errors.As(err, &se) {
 				verb, err = se.step, se.err
 			}
@@ -424,7 +420,7 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, er
 	for attempt := 0; ; attempt++ {
 		patch, pt, err := ThreeWayPatch(info.Mapping.GroupVersionKind, modified, current, o.Overwrite)
 		if err != nil {
-			return "", &patchError{err: cmdutil.AddSourceToErr("patching", info.Source, creatingPatchError(modified, current, err))}
+			return "", patchStepError(nil, info, cmdutil.AddSourceToErr("patching", info.Source, creatingPatchError(modified, current, err)))
 		}
 		if string(patch) == "{}" {
 			return "unchanged", info.Refresh(current, true)
@@ -454,30 +450,20 @@ func (o *Options) applyOne(ctx context.Context, info *resource.Info) (string, er
 			if err != nil {
 				// kubectl shows the object it tried to create, as encoded
 				// (a trailing newline), in place of the patch.
-				return "", &patchError{patch: append(modified, '\n'), err: err}
+				return "", patchStepError(append(modified, '\n'), info, err)
 			}
 			return "configured", info.Refresh(obj, true)
 		}
-		return "", &patchError{patch: patch, err: cmdutil.AddSourceToErr("patching", info.Source, err)}
+		return "", patchStepError(patch, info, cmdutil.AddSourceToErr("patching", info.Source, err))
 	}
 }
-
-// patchError is a failure once apply has computed (or tried to compute) a
-// patch; kubectl reports it with the patch and the object it was for.
-type patchError struct {
-	patch []byte
-	err   error
-}
-
-func (e *patchError) Error() string { return e.err.Error() }
-func (e *patchError) Unwrap() error { return e.err }
 
 // unsourcedError is reported as it is, without the file it came from, as
 // kubectl reports it.
 type unsourcedError struct{ error }
 
-// stepError is a failure before apply computes a patch; kubectl's report
-// names the step and the object, in place of "applying".
+// stepError is a failure of one of apply's steps; kubectl's report names
+// the step and the object, in place of "applying".
 type stepError struct {
 	step string
 	err  error
@@ -485,6 +471,12 @@ type stepError struct {
 
 func (e *stepError) Error() string { return e.err.Error() }
 func (e *stepError) Unwrap() error { return e.err }
+
+// patchStepError is a failure once apply has computed (or tried to compute)
+// a patch; kubectl reports it with the patch and the object it was for.
+func patchStepError(patch []byte, info *resource.Info, err error) error {
+	return &stepError{step: fmt.Sprintf("applying patch:\n%s\nto:\n%v\nfor:", patch, info), err: err}
+}
 
 // creatingPatchError is kubectl's report of a patch it could not compute,
 // which --overwrite=false gives for any field changed since the last apply.
