@@ -62,7 +62,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			sa,
 			// Skips requests without a user: servers without security.
 			noderestriction.New(nodeGetter{s: s, cache: caches[nodesGR]}, podGetter{s: s}),
-			podsecurity.New(namespaces, podsecurity.WithPods(objs)),
+			podsecurity.New(namespaces, podsecurity.WithPods(objs), podsecurity.WithConfig(s.podSecurity)),
 			priorities,
 			webhook.NewValidating(validatingConfigs, namespaces),
 			// Last: it charges usage, which a later refusal would leave behind

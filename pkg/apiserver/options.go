@@ -38,6 +38,9 @@ type Options struct {
 	// GCPercentUnderLoad is the garbage collector's target (GOGC) while
 	// the server is busy (gctuner.go); 0 leaves the collector alone.
 	GCPercentUnderLoad int
+	// AdmissionControlConfigFile is upstream's AdmissionConfiguration
+	// file; kube-lite reads its PodSecurity plugin's configuration.
+	AdmissionControlConfigFile string
 	// Security: authentication and authorization (security.go).
 	Security SecurityOptions
 }
@@ -61,6 +64,8 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address on which to listen for the --secure-port port.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "The port on which to serve HTTPS.")
+	fs.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", o.AdmissionControlConfigFile,
+		"An AdmissionConfiguration (apiserver.config.k8s.io/v1) file; its PodSecurity plugin configuration sets the defaults and exemptions of Pod Security admission.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate (PEM). Without it, a self-signed one is generated in --cert-dir.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Private key of --tls-cert-file (PEM).")
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Where the generated self-signed serving certificate is kept.")

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/priorityclass"
 	"github.com/kube-lite/kube-lite/pkg/etcd"
@@ -34,6 +35,13 @@ import (
 func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 	if err := o.Validate(); err != nil {
 		return err
+	}
+	var podSecurity *podsecurity.Config
+	if o.AdmissionControlConfigFile != "" {
+		var err error
+		if podSecurity, err = podsecurity.LoadConfig(o.AdmissionControlConfigFile); err != nil {
+			return err
+		}
 	}
 	conn, err := connectEtcd(ctx, o)
 	if err != nil {
@@ -71,7 +79,7 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 		return fmt.Errorf("load serving certificate: %w", err)
 	}
 
-	cfg := Config{Etcd: client, EtcdCacheWatch: conn.cacheWatch, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Profiling: o.Profiling, Security: &o.Security}
+	cfg := Config{Etcd: client, EtcdCacheWatch: conn.cacheWatch, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Profiling: o.Profiling, Security: &o.Security, PodSecurity: podSecurity}
 	clientCAs, err := clientCertPool(&o.Security)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/api"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/openapi"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
@@ -47,6 +48,10 @@ type Config struct {
 	// Security configures authentication and authorization; nil serves
 	// everyone with full rights (tests that do not exercise security).
 	Security *SecurityOptions
+	// PodSecurity is the PodSecurity plugin's configuration
+	// (--admission-control-config-file); nil checks namespaces by their
+	// labels alone, with nothing exempt.
+	PodSecurity *podsecurity.Config
 }
 
 // Server is an assembled apiserver. Serve its Handler over TLS.
@@ -60,6 +65,8 @@ type Server struct {
 	security *security
 	clock    clock.Clock
 	metrics  *requestMetrics
+	// podSecurity configures the built-in chain's PodSecurity plugin.
+	podSecurity *podsecurity.Config
 }
 
 // New assembles the server.
@@ -118,7 +125,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Storage = c
 		stores = append(stores, st)
 	}
-	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: reg, stores: stores, clock: cfg.Clock}
+	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: reg, stores: stores, clock: cfg.Clock, podSecurity: cfg.PodSecurity}
 	chain := cfg.Admission
 	if chain == nil {
 		var err error

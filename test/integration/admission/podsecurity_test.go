@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
 	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
 
@@ -138,5 +139,30 @@ func TestPodSecurityNamespaceWarnings(t *testing.T) {
 	}
 	if got := rec.take(); len(got) != 0 {
 		t.Errorf("unchanged enforce level warned %q", got)
+	}
+}
+
+// TestPodSecurityConfiguration: an AdmissionConfiguration's PodSecurity
+// defaults hold namespaces without labels to a level, and its exempt
+// namespaces are never checked, as upstream's.
+func TestPodSecurityConfiguration(t *testing.T) {
+	s := framework.StartAPIServer(t, framework.WithPodSecurity(&podsecurity.Config{
+		Defaults:   podsecurity.Defaults{Enforce: "baseline"},
+		Exemptions: podsecurity.Exemptions{Namespaces: []string{"exempt"}},
+	}))
+	ctx := ctxT(t)
+	createNamespace(t, s.Client, "plain", nil)
+	createNamespace(t, s.Client, "exempt", nil)
+	createNamespace(t, s.Client, "opted-out", map[string]string{"pod-security.kubernetes.io/enforce": "privileged"})
+	yes := true
+	priv := simplePod("priv")
+	priv.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+	_, err := s.Client.CoreV1().Pods("plain").Create(ctx, priv, metav1.CreateOptions{})
+	wantStatus(t, err, 403, metav1.StatusReasonForbidden,
+		`pods "priv" is forbidden: violates PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)`)
+	for _, ns := range []string{"exempt", "opted-out"} {
+		if _, err := s.Client.CoreV1().Pods(ns).Create(ctx, priv, metav1.CreateOptions{}); err != nil {
+			t.Errorf("privileged pod in %s: %v, want it created", ns, err)
+		}
 	}
 }

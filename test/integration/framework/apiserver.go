@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
 	"github.com/kube-lite/kube-lite/pkg/etcd"
 )
 
@@ -43,6 +44,12 @@ type settings struct {
 // WithBookmarkInterval makes idle watches get bookmarks sooner.
 func WithBookmarkInterval(d time.Duration) Option {
 	return func(s *settings) { s.cfg.BookmarkInterval = d }
+}
+
+// WithPodSecurity configures the PodSecurity plugin as an
+// --admission-control-config-file would.
+func WithPodSecurity(c *podsecurity.Config) Option {
+	return func(s *settings) { s.cfg.PodSecurity = c }
 }
 
 // StartAPIServer starts an apiserver and stops it when the test ends.

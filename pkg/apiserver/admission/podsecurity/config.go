@@ -49,11 +49,23 @@ func WithConfig(c *Config) Option {
 		p.exempt = c.Exemptions
 		d := c.Defaults
 		p.defaults = policy{
-			enforce: levelVersion{d.Enforce, d.EnforceVersion},
-			audit:   levelVersion{d.Audit, d.AuditVersion},
-			warn:    levelVersion{d.Warn, d.WarnVersion},
+			enforce: defaulted(d.Enforce, d.EnforceVersion),
+			audit:   defaulted(d.Audit, d.AuditVersion),
+			warn:    defaulted(d.Warn, d.WarnVersion),
 		}
 	}
+}
+
+// defaulted is a mode's level and version, privileged and latest where
+// the configuration leaves them out.
+func defaulted(level, version string) levelVersion {
+	if level == "" {
+		level = Privileged
+	}
+	if version == "" {
+		version = "latest"
+	}
+	return levelVersion{level, version}
 }
 
 // The API versions upstream reads these files in.
