@@ -3,7 +3,6 @@ package wait
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -283,7 +282,9 @@ func (o *Options) waitCreated(ctx context.Context, find func() (*resource.Result
 			found = true
 			return nil
 		})
-		if allNotFound(err) {
+		if err != nil && utilerrors.FilterOut(err, apierrors.IsNotFound) == nil {
+			// Only NotFound (one for each of a file's objects looked up
+			// on the server): objects still to come.
 			return false, nil
 		}
 		return found, err
@@ -336,21 +337,4 @@ func (o *Options) waitOne(ctx, wctx context.Context, dyn dynamic.Interface, info
 		last.SetName(info.Name)
 	}
 	return last, nil
-}
-
-// allNotFound reports whether err is NotFound, or a list of only those
-// (what a file's objects give when looked up on the server): for
-// --for=create, objects still to come.
-func allNotFound(err error) bool {
-	var agg utilerrors.Aggregate
-	if !errors.As(err, &agg) {
-		return apierrors.IsNotFound(err)
-	}
-	errs := utilerrors.Flatten(agg).Errors()
-	for _, e := range errs {
-		if !apierrors.IsNotFound(e) {
-			return false
-		}
-	}
-	return len(errs) > 0
 }
