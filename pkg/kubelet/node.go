@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/nodedeclaredfeatures/features/restartallcontainers"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/kube-lite/kube-lite/pkg/version"
@@ -220,12 +221,16 @@ func (kl *Kubelet) nodeStatus(ctx context.Context, prev *v1.NodeStatus) v1.NodeS
 	now := metav1.NewTime(kl.clock.Now()).Rfc3339Copy()
 	capacity := kl.capacity()
 	s := v1.NodeStatus{
-		Capacity:         capacity,
-		Allocatable:      kl.allocatable(),
-		NodeInfo:         kl.nodeInfo(ctx),
-		DaemonEndpoints:  v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(kl.cfg.Port)}},
-		Phase:            "",
-		DeclaredFeatures: []string{restartAllContainersFeature},
+		Capacity:        capacity,
+		Allocatable:     kl.allocatable(),
+		NodeInfo:        kl.nodeInfo(ctx),
+		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(kl.cfg.Port)}},
+		Phase:           "",
+		// The node features this kubelet serves, as upstream's declares
+		// them (NodeDeclaredFeatures, beta and on in 1.36): only the
+		// in-place restart, the others upstream may declare kube-lite does
+		// not serve.
+		DeclaredFeatures: []string{restartallcontainers.RestartAllContainersOnContainerExits},
 	}
 	if kl.cfg.NodeIP != "" {
 		s.Addresses = append(s.Addresses, v1.NodeAddress{Type: v1.NodeInternalIP, Address: kl.cfg.NodeIP})

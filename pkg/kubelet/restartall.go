@@ -27,12 +27,6 @@ const (
 	restartAllKillMessage = "killing"
 )
 
-// restartAllContainersFeature is the node feature this kubelet declares in
-// its Node's status.declaredFeatures for the in-place restart, as upstream's
-// kubelet declares it (NodeDeclaredFeatures, beta and on in 1.36): the other
-// features upstream may declare are ones kube-lite does not serve.
-const restartAllContainersFeature = "RestartAllContainersOnContainerExits"
-
 // restartsAll reports whether spec, ended with exitCode, restarts all the
 // pod's containers.
 func restartsAll(spec *v1.Container, exitCode int32) bool {
