@@ -289,14 +289,15 @@ func (c *Controller) scaleOf(ctx context.Context, ref *metav1.OwnerReference, ns
 			return "", 0, false, err
 		}
 		if err == nil && rs.UID == ref.UID {
-			if uid, n, found, err := c.deploymentOf(rs); err != nil || found {
+			dref := controllerutil.ControllerRef(rs)
+			if dref == nil || dref.Kind != "Deployment" {
+				return rs.UID, ptr.Deref(rs.Spec.Replicas, 1), true, nil
+			}
+			if uid, n, found, err := c.deploymentOf(rs, dref); err != nil || found {
 				return uid, n, found, err
 			}
 			// A ReplicaSet a missing Deployment still controls is left to
 			// the scale subresource, as upstream leaves it.
-			if dref := controllerutil.ControllerRef(rs); dref == nil || dref.Kind != "Deployment" {
-				return rs.UID, ptr.Deref(rs.Spec.Replicas, 1), true, nil
-			}
 		}
 	}
 	return c.scales.scaleOf(ctx, ref, gv, ns)
@@ -306,11 +307,8 @@ func (c *Controller) scaleOf(ctx context.Context, ref *metav1.OwnerReference, ns
 // upstream's disruption controller reads from its caches.
 var workloadGroups = map[string]bool{"apps": true, "extensions": true}
 
-func (c *Controller) deploymentOf(rs *appsv1.ReplicaSet) (types.UID, int32, bool, error) {
-	dref := controllerutil.ControllerRef(rs)
-	if dref == nil || dref.Kind != "Deployment" {
-		return "", 0, false, nil
-	}
+// deploymentOf finds the Deployment dref, the controllerRef of rs, names.
+func (c *Controller) deploymentOf(rs *appsv1.ReplicaSet, dref *metav1.OwnerReference) (types.UID, int32, bool, error) {
 	gv, err := schema.ParseGroupVersion(dref.APIVersion)
 	if err != nil {
 		return "", 0, false, fmt.Errorf("controller of replica set %s: %w", rs.Name, err)
