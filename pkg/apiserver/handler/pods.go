@@ -18,7 +18,6 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
-	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
 
@@ -76,14 +75,8 @@ func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store
 	}
 	// Admission sees the binding in the request's namespace, as upstream's.
 	binding.Namespace = ns
-	opts, err := createOptions(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	u, _ := request.UserFrom(ctx)
-	a := &admission.Attributes{Operation: admission.Create, Resource: st.Resource, Subresource: "binding", Kind: gvk,
-		Namespace: ns, Name: name, Object: binding, Options: opts, User: u, DryRun: wr.dry}
+	a := h.attrs(r, st, admission.Create, "binding", ns, name, binding, nil, wr.dry)
+	a.Kind = gvk
 	if !preconditions {
 		binding.UID, binding.ResourceVersion, binding.CreationTimestamp = "", "", metav1.Time{}
 		a.Resource, a.Subresource, a.Kind, a.Name = bindingsResource, "", schema.GroupVersionKind{}, binding.Name
@@ -116,17 +109,6 @@ func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store
 		return
 	}
 	writeStatus(w, http.StatusCreated)
-}
-
-// createOptions are the request's CreateOptions as sent, which webhooks
-// receive as the request's options.
-func createOptions(r *http.Request) (*metav1.CreateOptions, error) {
-	q := r.URL.Query()
-	opts := &metav1.CreateOptions{}
-	if err := metav1.Convert_url_Values_To_v1_CreateOptions(&q, opts, nil); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	return opts, nil
 }
 
 // assignPod sets the pod's node from the binding, once, with the binding's
