@@ -77,10 +77,12 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		return
 	}
 	body, mt, dry := wr.body, wr.mt, wr.dry
+	// A patch body that is not JSON of its patch type is refused before
+	// anything, in the words of any other patch; it is read once, not on
+	// every attempt of the update.
+	var patch *parsedPatch
 	if r.Method == http.MethodPatch {
-		// A body that is not JSON of its patch type is refused before
-		// anything, in the words of any other patch.
-		if _, err := parsePatch(mt, body, wr.fieldValidation); err != nil {
+		if patch, err = parsePatch(mt, body, wr.fieldValidation); err != nil {
 			writeError(w, r, err)
 			return
 		}
@@ -88,7 +90,7 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 	out := st.New()
 	var result runtime.Object
 	err = st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
-		want, err := h.decodeScale(r.Method, mt, body, st.scaleOf(cur))
+		want, err := h.decodeScale(mt, body, patch, st.scaleOf(cur))
 		if err != nil {
 			return nil, err
 		}
@@ -125,20 +127,18 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 	h.writeScale(w, r, st.scaleOf(out))
 }
 
-func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+// decodeScale reads the Scale a PUT sends, or, with patch, the Scale the
+// patch makes of cur.
+func (h *Handler) decodeScale(mt string, body []byte, patch *parsedPatch, cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 	data := body
-	if method == http.MethodPatch {
+	if patch != nil {
 		curJSON, err := runtime.Encode(h.json, cur)
 		if err != nil {
 			return nil, fmt.Errorf("encode scale: %w", err)
 		}
-		switch mt {
+		switch patch.mt {
 		case "application/json-patch+json":
-			p, err := jsonpatch.DecodePatch(body)
-			if err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid JSON patch: %v", err))
-			}
-			data, err = p.Apply(curJSON)
+			data, err = patch.jp.Apply(curJSON)
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
 			}
@@ -154,7 +154,7 @@ func (h *Handler) decodeScale(method, mt string, body []byte, cur *autoscalingv1
 	}
 	scale := &autoscalingv1.Scale{}
 	var dec runtime.Decoder = h.json
-	if method == http.MethodPut && mt == protobufType {
+	if patch == nil && mt == protobufType {
 		dec = h.proto
 	}
 	if _, _, err := dec.Decode(data, &scaleGVK, scale); err != nil {
