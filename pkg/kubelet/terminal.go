@@ -33,10 +33,7 @@ func (kl *Kubelet) terminalStatus(pod *v1.Pod, rp *runtimePod, st *podState) v1.
 	if st.rejected != nil {
 		return *st.rejected.DeepCopy()
 	}
-	prev := pod.Status
-	if s, ok := kl.statuses.Status(pod.UID); ok {
-		prev = s
-	}
+	prev := kl.lastStatus(pod)
 	s := kl.computeStatus(pod, rp, st)
 	// A container removed since (an earlier attempt of this sync got that
 	// far) keeps the terminated state last reported.
