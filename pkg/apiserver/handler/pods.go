@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -112,8 +113,8 @@ func (h *Handler) serveBinding(w http.ResponseWriter, r *http.Request, st *Store
 }
 
 // assignPod sets the pod's node from the binding, once, with the binding's
-// annotations and labels. A dry run checks the same against the pod as
-// stored, so that it is refused as the real binding would be.
+// annotations and labels. A dry run goes as far as the write, so that it
+// is refused as the real binding would be.
 func (h *Handler) assignPod(ctx context.Context, st *Store, ns string, binding *corev1.Binding, dry bool) error {
 	name := binding.Name
 	// Refusals name the binding, as upstream's: "Operation cannot be
@@ -131,7 +132,7 @@ func (h *Handler) assignPod(ctx context.Context, st *Store, ns string, binding *
 			pre.ResourceVersion = &binding.ResourceVersion
 		}
 	}
-	update := func(cur runtime.Object) (runtime.Object, error) {
+	err := st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), st.New(), false, pre, func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod).DeepCopy()
 		if pod.DeletionTimestamp != nil {
 			return nil, conflict("pod %s is being deleted, cannot be assigned to a host", name)
@@ -163,21 +164,14 @@ func (h *Handler) assignPod(ctx context.Context, st *Store, ns string, binding *
 			pod.Labels[k] = v
 		}
 		setPodScheduled(pod, metav1.NewTime(h.clock.Now()))
+		if dry {
+			return nil, errDryRun{pod}
+		}
 		return pod, nil
+	})
+	if errors.As(err, new(errDryRun)) {
+		return nil
 	}
-	key := st.Key(ns, name)
-	if dry {
-		cur := st.New()
-		if err := st.Storage.Get(ctx, key, cur); err != nil {
-			return storageError(err, st.groupResource(), name)
-		}
-		if err := pre.Check(key, cur); err != nil {
-			return storageError(err, st.groupResource(), name)
-		}
-		_, err := update(cur)
-		return err
-	}
-	err := st.Storage.GuaranteedUpdate(ctx, key, st.New(), false, pre, update)
 	return storageError(err, st.groupResource(), name)
 }
 
