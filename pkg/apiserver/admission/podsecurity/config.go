@@ -89,9 +89,8 @@ type admissionConfiguration struct {
 }
 
 type podSecurityConfiguration struct {
-	typeMeta   `json:",inline"`
-	Defaults   Defaults   `json:"defaults"`
-	Exemptions Exemptions `json:"exemptions"`
+	typeMeta `json:",inline"`
+	Config   `json:",inline"`
 }
 
 // LoadConfig reads the PodSecurity plugin's configuration from an
@@ -152,7 +151,7 @@ func parseConfig(raw []byte) (*Config, error) {
 		return nil, fmt.Errorf("apiVersion %q kind %q: want PodSecurityConfiguration of %s",
 			pc.APIVersion, pc.Kind, strings.Join(podSecurityVersions, ", "))
 	}
-	c := &Config{Defaults: pc.Defaults, Exemptions: pc.Exemptions}
+	c := &pc.Config
 	if errs := validateConfig(c); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
