@@ -29,17 +29,15 @@ func (p *Plugin) mirrorPod(ctx context.Context, node string, pod *corev1.Pod) er
 	if owner.BlockOwnerDeletion != nil && *owner.BlockOwnerDeletion {
 		return fmt.Errorf("node %q must not set blockOwnerDeletion on an owner reference", node)
 	}
-	if p.nodes != nil {
-		n, err := p.nodes.GetNode(ctx, node)
-		if apierrors.IsNotFound(err) {
-			return err
-		}
-		if err != nil {
-			return fmt.Errorf("error looking up node %s to verify uid: %w", node, err)
-		}
-		if owner.UID != n.UID {
-			return fmt.Errorf("node %s UID mismatch: expected %s got %s", node, owner.UID, n.UID)
-		}
+	n, err := p.nodes.GetNode(ctx, node)
+	if apierrors.IsNotFound(err) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("error looking up node %s to verify uid: %w", node, err)
+	}
+	if owner.UID != n.UID {
+		return fmt.Errorf("node %s UID mismatch: expected %s got %s", node, owner.UID, n.UID)
 	}
 	if what := apiReference(pod); what != "" {
 		return fmt.Errorf("node %q can not create pods that reference %s", node, what)
