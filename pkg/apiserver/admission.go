@@ -61,7 +61,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 			limits,
 			sa,
 			// Skips requests without a user: servers without security.
-			noderestriction.New(nodeGetter{s: s, cache: caches[nodesGR]}, podGetter{s: s}),
+			noderestriction.New(nodeGetter{s: s, cache: caches[nodesGR]}, podReader{s: s}),
 			podsecurity.New(namespaces, podsecurity.WithPods(objs), podsecurity.WithConfig(s.podSecurity)),
 			priorities,
 			webhook.NewValidating(validatingConfigs, namespaces),
@@ -102,7 +102,6 @@ func (s *Server) watchAll(gr schema.GroupResource) webhook.WatchFunc {
 var (
 	namespacesGR = schema.GroupResource{Resource: "namespaces"}
 	nodesGR      = schema.GroupResource{Resource: "nodes"}
-	podsGR       = schema.GroupResource{Resource: "pods"}
 )
 
 // startAdmissionCaches mirrors what admission reads on every create.
@@ -133,18 +132,6 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 		return &corev1.Namespace{}, nil
 	}
 	return ns, err
-}
-
-// podGetter reads a pod from storage for NodeRestriction, which needs the
-// node of a pod a kubelet evicts as it is now.
-type podGetter struct{ s *Server }
-
-func (g podGetter) GetPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
-	pod, err := podReader(g).GetPod(ctx, ns, name)
-	if err == nil && pod == nil {
-		return nil, handler.StorageError(storage.ErrKeyNotFound, podsGR, name)
-	}
-	return pod, err
 }
 
 // nodeGetter reads nodes for PodTopologyLabels, which looks one up on every

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
@@ -37,7 +38,7 @@ type Nodes interface {
 	GetNode(ctx context.Context, name string) (*corev1.Node, error)
 }
 
-// Pods reads a pod; a missing one is an apierrors NotFound.
+// Pods reads a pod; a missing one is nil, without an error.
 type Pods interface {
 	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
@@ -181,10 +182,10 @@ func (p *Plugin) eviction(ctx context.Context, node string, a *admission.Attribu
 	}
 	pod, err := p.pods.GetPod(ctx, a.Namespace, name)
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return err
-		}
 		return fmt.Errorf("get pod %s/%s: %w", a.Namespace, name, err)
+	}
+	if pod == nil {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
 	}
 	if pod.Spec.NodeName != node {
 		return fmt.Errorf("node %s can only evict pods with spec.nodeName set to itself", node)

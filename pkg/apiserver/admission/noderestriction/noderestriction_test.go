@@ -51,7 +51,7 @@ type fakePods struct{}
 func (fakePods) GetPod(_ context.Context, _, name string) (*corev1.Pod, error) {
 	node, ok := strings.CutPrefix(name, "on-")
 	if !ok {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+		return nil, nil
 	}
 	p := podOn(node, false)
 	p.Name = name
@@ -183,5 +183,17 @@ func TestMirrorPodOfUnknownNode(t *testing.T) {
 	a := &admission.Attributes{Operation: admission.Create, Resource: podsRes, Namespace: "ns", Name: "p", Object: podOn("n3", true), User: n3}
 	if err := New(fakeNodes{}, fakePods{}).Validate(context.Background(), a); !apierrors.IsNotFound(err) {
 		t.Fatalf("error %v, want NotFound", err)
+	}
+}
+
+// A node evicting a pod that does not exist gets the lookup's NotFound, not
+// a refusal.
+func TestEvictionOfMissingPod(t *testing.T) {
+	n1 := &request.User{Name: "system:node:n1", Groups: []string{"system:nodes"}}
+	a := &admission.Attributes{Operation: admission.Create, Resource: podsRes, Subresource: "eviction", Namespace: "ns", Name: "gone",
+		Object: evictionOf("gone"), User: n1}
+	err := New(fakeNodes{}, fakePods{}).Validate(context.Background(), a)
+	if !apierrors.IsNotFound(err) || err.Error() != `pods "gone" not found` {
+		t.Fatalf("error %v, want NotFound pods \"gone\" not found", err)
 	}
 }
