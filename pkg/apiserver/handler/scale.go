@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,24 +131,15 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 func (h *Handler) decodeScale(mt string, body []byte, patch *parsedPatch, cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 	data := body
 	if patch != nil {
-		curJSON, err := runtime.Encode(h.json, cur)
-		if err != nil {
-			return nil, fmt.Errorf("encode scale: %w", err)
+		// Scale has no lists, so a strategic merge patch is a merge patch.
+		var err error
+		data, err = h.applyJSON(patch, cur)
+		var applyErr errPatchApply
+		if errors.As(err, &applyErr) {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", applyErr.err))
 		}
-		switch patch.mt {
-		case "application/json-patch+json":
-			data, err = patch.jp.Apply(curJSON)
-			if err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
-			}
-		default: // Scale has no lists, so a strategic merge patch is a merge patch.
-			data, err = jsonpatch.MergePatch(curJSON, body)
-			if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
-			if err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
-			}
+		if err != nil {
+			return nil, err
 		}
 	}
 	scale := &autoscalingv1.Scale{}

@@ -451,4 +451,12 @@ func TestScaleSubresource(t *testing.T) {
 	if *d.Spec.Replicas != 5 {
 		t.Errorf("after refused scale updates: replicas %d, want 5", *d.Spec.Replicas)
 	}
+	// A JSON patch the patch library cannot apply (it panics on a replace
+	// of the whole document without a value) is the client's 400, as on
+	// the object itself, never a 500.
+	resp := newRaw(t, s).do(t, http.MethodPatch, "/apis/apps/v1/namespaces/default/deployments/scaled/scale",
+		"application/json-patch+json", []byte(`[{"op":"replace","path":""}]`))
+	if resp.code != http.StatusBadRequest || !strings.Contains(string(resp.body), "the patch could not be applied") {
+		t.Errorf("malformed scale JSON patch: %d %s, want 400 the patch could not be applied", resp.code, resp.body)
+	}
 }
