@@ -412,8 +412,8 @@ func (b boundObjects) SecretUID(ctx context.Context, ns, name string) (string, b
 	return b.uid(ctx, "secrets", ns, name)
 }
 
-// podReader reads pods from storage for the Node authorizer, when its
-// graph has not caught up yet.
+// podReader reads pods from storage: for the Node authorizer, when its
+// graph has not caught up yet, and for NodeRestriction (nil when missing).
 type podReader struct{ s *Server }
 
 func (p podReader) GetPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
