@@ -135,8 +135,9 @@ func (g namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 }
 
 // nodeGetter reads nodes for PodTopologyLabels, which looks one up on every
-// binding, and NodeRestriction: from the cache, shared and not copied (the plugin only reads
-// it), and from storage for a node the cache has not seen yet.
+// binding, and for NodeRestriction: from the cache, shared and not copied
+// (the plugins only read it), and from storage for a node the cache has not
+// seen yet.
 type nodeGetter struct {
 	s     *Server
 	cache *objectCache
