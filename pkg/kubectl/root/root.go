@@ -16,6 +16,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/drain"
 	"k8s.io/kubectl/pkg/cmd/explain"
 	"k8s.io/kubectl/pkg/cmd/label"
+	"k8s.io/kubectl/pkg/cmd/replace"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/apiresources"
@@ -83,6 +84,9 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		explain.NewCmdExplain(cmd.Use, f, streams),
 		kapiresources.NewCmdAPIVersions(f, streams),
 		clusterinfo.NewCmdClusterInfo(f, streams),
+		// replace PUTs whole objects (--force deletes, waits until gone and
+		// creates), which the server answers as Kubernetes does.
+		replace.NewCmdReplace(f, streams),
 		// Node maintenance: drain evicts through pods/eviction, which
 		// honours PodDisruptionBudgets as Kubernetes does.
 		drain.NewCmdCordon(f, streams),
