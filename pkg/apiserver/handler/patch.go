@@ -30,6 +30,10 @@ type parsedPatch struct {
 	// only): reported with the unknown fields of the patched object, as
 	// upstream does.
 	strictErrs []error
+	// err is the body's decoding error, answered only once the object is
+	// read: upstream decodes the patch when applying it, so patching an
+	// object that does not exist is a 404 whatever the body.
+	err error
 }
 
 // jsonPatchOp is what a JSON patch operation may hold: under Strict or
@@ -42,12 +46,25 @@ type jsonPatchOp struct {
 	Value interface{} `json:"value"`
 }
 
-// parsePatch checks a patch body is JSON of its patch type; a syntax error
-// is a 400, in upstream's words for each patch type and fieldValidation
-// ("error decoding patch: ..." where the body is read strictly first).
+// parsePatch refuses a patch type not served; it reads the body once, not
+// on every attempt of the update, keeping its error for applying.
 func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
+	switch mt {
+	case "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json":
+	default:
+		return nil, unsupportedMediaType(patchTypes)
+	}
 	p := &parsedPatch{mt: mt, raw: body, mode: mode}
-	checkStrict := mode == metav1.FieldValidationStrict || mode == metav1.FieldValidationWarn
+	p.err = p.decode()
+	return p, nil
+}
+
+// decode checks the body is JSON of its patch type; a syntax error is a
+// 400, in upstream's words for each patch type and fieldValidation ("error
+// decoding patch: ..." where the body is read strictly first).
+func (p *parsedPatch) decode() error {
+	mt, body := p.mt, p.raw
+	checkStrict := p.mode == metav1.FieldValidationStrict || p.mode == metav1.FieldValidationWarn
 	var err error
 	switch mt {
 	case "application/json-patch+json":
@@ -58,14 +75,14 @@ func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 				// The message names the Go type the operations are read
 				// into: upstream's package is "handlers".
 				msg := strings.ReplaceAll(err.Error(), "[]handler.jsonPatchOp", "[]handlers.jsonPatchOp")
-				return nil, badRequestf("error decoding patch: %s", msg)
+				return badRequestf("error decoding patch: %s", msg)
 			}
 			for _, e := range strictErrs {
 				p.strictErrs = append(p.strictErrs, fmt.Errorf("json patch %w", e))
 			}
 		}
 		if p.jp, err = jsonpatch.DecodePatch(body); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return apierrors.NewBadRequest(err.Error())
 		}
 	case "application/merge-patch+json":
 		// Applied from its raw bytes: only read here to check it. Without
@@ -73,7 +90,7 @@ func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 		if checkStrict {
 			var m map[string]interface{}
 			if p.strictErrs, err = kjson.UnmarshalStrict(body, &m); err != nil {
-				return nil, badRequestf("error decoding patch: %v", err)
+				return badRequestf("error decoding patch: %v", err)
 			}
 		}
 	case "application/strategic-merge-patch+json":
@@ -83,12 +100,10 @@ func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 			err = kjson.UnmarshalCaseSensitivePreserveInts(body, &p.smp)
 		}
 		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return apierrors.NewBadRequest(err.Error())
 		}
-	default:
-		return nil, unsupportedMediaType(patchTypes)
 	}
-	return p, nil
+	return nil
 }
 
 // apply patches cur (of st's kind) and decodes the result. A result that is
@@ -96,6 +111,9 @@ func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
 // upstream's 422 on the field "patch", whose value is the patched object
 // (JSON and merge patches) or the patch itself (strategic merge patches).
 func (h *Handler) applyParsedPatch(r *http.Request, st *Store, name string, p *parsedPatch, cur runtime.Object) (runtime.Object, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
 	gvk := st.GroupVersionKind()
 	setKind(cur, gvk)
 	var (
@@ -164,6 +182,9 @@ func (e errPatchApply) Error() string { return e.err.Error() }
 
 // applyJSON applies a JSON or merge patch to cur's JSON.
 func (h *Handler) applyJSON(p *parsedPatch, cur runtime.Object) (out []byte, err error) {
+	if p.err != nil {
+		return nil, p.err
+	}
 	curJSON, err := runtime.Encode(h.json, cur)
 	if err != nil {
 		return nil, fmt.Errorf("encode current object: %w", err)

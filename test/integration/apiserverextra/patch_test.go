@@ -209,8 +209,38 @@ func TestPatchBodyErrors(t *testing.T) {
 			path += "?fieldValidation=" + tc.validation
 		}
 		r := raw.do(t, http.MethodPatch, path, tc.typ, []byte(tc.body))
-		if st := r.status(t); st.Code != tc.code || st.Message != tc.want {
+		if st := r.status(t); st.Code != tc.code || !strings.HasPrefix(st.Message, tc.want) {
 			t.Errorf("%s %s %s: %d %q, want %d %q", tc.typ, tc.validation, tc.body, st.Code, st.Message, tc.code, tc.want)
+		}
+		// Upstream decodes the body only when applying it to the object
+		// read: an object that does not exist is a 404 whatever the body.
+		path = strings.Replace(path, "/patched", "/missing", 1)
+		r = raw.do(t, http.MethodPatch, path, tc.typ, []byte(tc.body))
+		if st := r.status(t); st.Code != http.StatusNotFound || st.Message != `configmaps "missing" not found` {
+			t.Errorf("%s %s %s of a missing object: %d %q, want 404 not found", tc.typ, tc.validation, tc.body, st.Code, st.Message)
+		}
+	}
+
+	// What upstream refuses before reading the object is still refused
+	// for one that does not exist: the patch type, the body's size and
+	// the options. (Upstream's 413 message ends at the number; a prefix
+	// is compared here.)
+	for _, tc := range []struct {
+		name, query, typ string
+		body             []byte
+		code             int32
+		want             string
+	}{
+		{"unsupported patch type", "", "application/json", []byte(`{}`), http.StatusUnsupportedMediaType,
+			"415: Unsupported Media Type"},
+		{"body too large", "", mergePatch, []byte(`{"data":{"k":"` + strings.Repeat("x", 3<<20) + `"}}`), http.StatusRequestEntityTooLarge,
+			"Request entity too large: limit is 3145728"},
+		{"invalid fieldValidation", "?fieldValidation=Bogus", mergePatch, []byte(`{"data":`), http.StatusUnprocessableEntity,
+			`PatchOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Bogus": supported values: "", "Ignore", "Strict", "Warn"`},
+	} {
+		r := raw.do(t, http.MethodPatch, "/api/v1/namespaces/default/configmaps/missing"+tc.query, tc.typ, tc.body)
+		if st := r.status(t); st.Code != tc.code || !strings.HasPrefix(st.Message, tc.want) {
+			t.Errorf("%s of a missing object: %d %q, want %d %q", tc.name, st.Code, st.Message, tc.code, tc.want)
 		}
 	}
 
