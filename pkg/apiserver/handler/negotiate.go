@@ -239,7 +239,7 @@ func readBody(r *http.Request, accepted []string) ([]byte, string, error) {
 		return nil, "", apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
 	}
 	if len(body) > maxBodyBytes {
-		return nil, "", apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d bytes", maxBodyBytes))
+		return nil, "", apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBodyBytes))
 	}
 	if mt == "application/yaml" {
 		js, err := yaml.YAMLToJSON(body)

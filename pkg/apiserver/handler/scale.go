@@ -76,9 +76,9 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 		return
 	}
 	body, mt, dry := wr.body, wr.mt, wr.dry
-	// A patch body that is not JSON of its patch type is refused before
-	// anything, in the words of any other patch; it is read once, not on
-	// every attempt of the update.
+	// The patch body is read once, not on every attempt of the update; one
+	// that is not JSON of its patch type is refused, in the words of any
+	// other patch, once the object is read (a missing one is a 404 first).
 	var patch *parsedPatch
 	if r.Method == http.MethodPatch {
 		if patch, err = parsePatch(mt, body, wr.fieldValidation); err != nil {
