@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -76,7 +77,11 @@ func TestBindingRunsAdmissionWebhooks(t *testing.T) {
 		}
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	})
-	mutator, mca := webhookServer(t, func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	var mutated atomic.Int32
+	mutator, mca := webhookServer(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		if req.Kind.Kind == "Binding" {
+			mutated.Add(1)
+		}
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, PatchType: &pt,
 			Patch: []byte(`[{"op":"add","path":"/metadata/labels","value":{"bound-by":"webhook"}}]`)}
@@ -108,9 +113,13 @@ func TestBindingRunsAdmissionWebhooks(t *testing.T) {
 		}
 	}
 
-	err := eventually(t, "the webhook refuses a binding", func(ctx context.Context) error {
-		return pods.Bind(ctx, bindTo("p1", "forbidden"), metav1.CreateOptions{FieldManager: "binder"})
-	}, func(err error) bool { return err != nil })
+	// The webhook configurations reach admission through two caches: dry-run
+	// bindings, which webhooks without side effects see too, wait until
+	// both are called, so that no real binding lands before.
+	eventually(t, "both webhooks see bindings", func(ctx context.Context) error {
+		return pods.Bind(ctx, bindTo("p1", "forbidden"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	}, func(err error) bool { return err != nil && mutated.Load() > 0 })
+	err := pods.Bind(ctx, bindTo("p1", "forbidden"), metav1.CreateOptions{FieldManager: "binder"})
 	wantStatus(t, err, 400, "", `admission webhook "placement.example.com" denied the request: no pods on node forbidden`)
 	req, seen := reviews.last(t, "p1")
 	wantKind := metav1.GroupVersionKind{Version: "v1", Kind: "Binding"}
