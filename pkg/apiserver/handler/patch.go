@@ -46,17 +46,13 @@ type jsonPatchOp struct {
 	Value interface{} `json:"value"`
 }
 
-// parsePatch refuses a patch type not served; it reads the body once, not
-// on every attempt of the update, keeping its error for applying.
-func parsePatch(mt string, body []byte, mode string) (*parsedPatch, error) {
-	switch mt {
-	case "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json":
-	default:
-		return nil, unsupportedMediaType(patchTypes)
-	}
+// parsePatch reads a body of one of patchTypes (readWrite refused any
+// other) once, not on every attempt of the update, keeping its error for
+// applying.
+func parsePatch(mt string, body []byte, mode string) *parsedPatch {
 	p := &parsedPatch{mt: mt, raw: body, mode: mode}
 	p.err = p.decode()
-	return p, nil
+	return p
 }
 
 // decode checks the body is JSON of its patch type; a syntax error is a

@@ -81,10 +81,7 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 	// other patch, once the object is read (a missing one is a 404 first).
 	var patch *parsedPatch
 	if r.Method == http.MethodPatch {
-		if patch, err = parsePatch(mt, body, wr.fieldValidation); err != nil {
-			writeError(w, r, err)
-			return
-		}
+		patch = parsePatch(mt, body, wr.fieldValidation)
 	}
 	out := st.New()
 	var result runtime.Object

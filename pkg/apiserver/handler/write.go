@@ -373,11 +373,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, err)
 		return
 	}
-	p, err := parsePatch(wr.mt, wr.body, wr.fieldValidation)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	p := parsePatch(wr.mt, wr.body, wr.fieldValidation)
 	h.guaranteedUpdate(w, r, st, ns, name, ep, wr.dry, nil, func(cur runtime.Object) (runtime.Object, error) {
 		obj, err := h.applyParsedPatch(r, st, name, p, cur)
 		if err != nil {
