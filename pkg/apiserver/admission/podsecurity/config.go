@@ -180,12 +180,8 @@ func validateConfig(c *Config) field.ErrorList {
 		level, version *string
 		name           string
 	}{{&d.Enforce, &d.EnforceVersion, "enforce"}, {&d.Warn, &d.WarnVersion, "warn"}, {&d.Audit, &d.AuditVersion, "audit"}} {
-		if *m.level == "" {
-			*m.level = Privileged
-		}
-		if *m.version == "" {
-			*m.version = "latest"
-		}
+		lv := defaulted(*m.level, *m.version)
+		*m.level, *m.version = lv.level, lv.version
 		if *m.level != Privileged && *m.level != Baseline && *m.level != Restricted {
 			errs = append(errs, field.Invalid(defaults.Child(m.name), *m.level, `must be one of privileged, baseline, restricted`))
 		}
