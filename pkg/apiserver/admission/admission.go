@@ -37,8 +37,10 @@ type Attributes struct {
 	Object runtime.Object
 	// OldObject is the stored object on update and delete.
 	OldObject runtime.Object
-	// Options are the request's CreateOptions, UpdateOptions or DeleteOptions.
-	Options runtime.Object
+	// Options builds the request's CreateOptions, UpdateOptions or
+	// DeleteOptions (nil: none). Only webhooks send them, and most writes
+	// call none: they are built when asked for, not on every write.
+	Options func() runtime.Object
 	User    *request.User
 	DryRun  bool
 }

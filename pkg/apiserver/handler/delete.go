@@ -144,7 +144,7 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, known r
 			return nil, false, err
 		}
 		a := h.attrs(r, st, admission.Delete, "", ns, name, nil, cur, dry)
-		a.Options = opts
+		a.Options = func() runtime.Object { return opts }
 		if err := h.admission.Validate(ctx, a); err != nil {
 			return nil, false, err
 		}

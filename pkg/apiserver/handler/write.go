@@ -35,7 +35,7 @@ func (errDryRun) Error() string { return "dry run" }
 func (h *Handler) attrs(r *http.Request, st *Store, op admission.Operation, sub, ns, name string, obj, old runtime.Object, dry bool) *admission.Attributes {
 	u, _ := request.UserFrom(r.Context())
 	return &admission.Attributes{Operation: op, Resource: st.Resource, Subresource: sub, Namespace: ns, Name: name,
-		Object: obj, OldObject: old, Options: admissionOptions(r, op), User: u, DryRun: dry}
+		Object: obj, OldObject: old, Options: func() runtime.Object { return admissionOptions(r, op) }, User: u, DryRun: dry}
 }
 
 // admissionOptions are the write's options as webhooks receive them, as

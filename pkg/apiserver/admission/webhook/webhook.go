@@ -125,7 +125,11 @@ func encode(obj runtime.Object, a *admission.Attributes) (runtime.RawExtension, 
 	return runtime.RawExtension{Raw: b}, nil
 }
 
-func encodeOptions(opts runtime.Object) runtime.RawExtension {
+func encodeOptions(options func() runtime.Object) runtime.RawExtension {
+	if options == nil {
+		return runtime.RawExtension{}
+	}
+	opts := options()
 	if opts == nil || reflect.ValueOf(opts).IsNil() {
 		return runtime.RawExtension{}
 	}
