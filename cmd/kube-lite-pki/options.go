@@ -122,8 +122,8 @@ func newCommand(out io.Writer) *cobra.Command {
 		Use:   "kube-lite-pki",
 		Short: "Write the CA, certificates, keys and kubeconfigs of a kube-lite cluster",
 		Long: `kube-lite-pki creates a cluster CA and everything signed by it: the apiserver
-serving certificate, kubeconfigs for the admin, scheduler, controller-manager
-and every node, kubelet serving certificates, the apiserver's kubelet client
+serving certificate, kubeconfigs for the admin, scheduler, controller-manager,
+kube-lite-proxy (proxy.kubeconfig) and every node, kubelet serving certificates, the apiserver's kubelet client
 certificate and the service account signing key. Re-running it keeps the CA
 and every certificate that is still valid and still names what is asked for,
 reissues the others, and adds new nodes.`,

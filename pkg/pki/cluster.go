@@ -25,6 +25,7 @@ const (
 	MastersGroup             = "system:masters"
 	SchedulerUser            = "system:kube-scheduler"
 	ControllerManagerUser    = "system:kube-controller-manager"
+	ProxyUser                = "system:kube-proxy"
 	APIServerKubeletClient   = "kube-apiserver-kubelet-client"
 	NodesGroup               = "system:nodes"
 	NodeUserPrefix           = "system:node:"
@@ -50,6 +51,7 @@ func (l Layout) SchedulerKubeconfig() string        { return l.path("scheduler.k
 func (l Layout) ControllerManagerKubeconfig() string {
 	return l.path("controller-manager.kubeconfig")
 }
+func (l Layout) ProxyKubeconfig() string           { return l.path("proxy.kubeconfig") }
 func (l Layout) NodeKubeconfig(node string) string { return l.path("node-" + node + ".kubeconfig") }
 func (l Layout) KubeletCert(node string) string    { return l.path("kubelet-" + node + ".crt") }
 func (l Layout) KubeletKey(node string) string     { return l.path("kubelet-" + node + ".key") }
@@ -204,6 +206,12 @@ func WriteClusterPKI(ctx context.Context, dir string, o Options, opts ...Option)
 		func() error {
 			return ensureClient(res, l.path("controller-manager"), l.ControllerManagerKubeconfig(), ca, o.APIServerURL,
 				leaf(ControllerManagerUser, nil, UsageClient))
+		},
+		// One identity for every node's kube-lite-proxy, as upstream's
+		// system:kube-proxy user bound to system:node-proxier.
+		func() error {
+			return ensureClient(res, l.path("proxy"), l.ProxyKubeconfig(), ca, o.APIServerURL,
+				leaf(ProxyUser, nil, UsageClient))
 		},
 	}
 	for _, n := range o.Nodes {

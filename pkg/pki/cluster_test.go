@@ -72,6 +72,7 @@ func TestWriteClusterPKIIdentities(t *testing.T) {
 		{name: "admin", cert: filepath.Join(dir, "admin.crt"), cn: "kubernetes-admin", orgs: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth},
 		{name: "scheduler", cert: filepath.Join(dir, "scheduler.crt"), cn: "system:kube-scheduler", usage: x509.ExtKeyUsageClientAuth},
 		{name: "controller-manager", cert: filepath.Join(dir, "controller-manager.crt"), cn: "system:kube-controller-manager", usage: x509.ExtKeyUsageClientAuth},
+		{name: "proxy", cert: filepath.Join(dir, "proxy.crt"), cn: "system:kube-proxy", usage: x509.ExtKeyUsageClientAuth},
 		{name: "node-1 client", cert: filepath.Join(dir, "node-node-1.crt"), cn: "system:node:node-1", orgs: []string{"system:nodes"}, usage: x509.ExtKeyUsageClientAuth},
 		{name: "node-2 client", cert: filepath.Join(dir, "node-node-2.crt"), cn: "system:node:node-2", orgs: []string{"system:nodes"}, usage: x509.ExtKeyUsageClientAuth},
 		{name: "node-1 kubelet serving", cert: l.KubeletCert("node-1"), cn: "system:node:node-1", orgs: []string{"system:nodes"}, usage: x509.ExtKeyUsageServerAuth, dns: []string{"node-1"}},
@@ -181,9 +182,9 @@ func TestWriteClusterPKISecretsArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ca, apiserver, apiserver-kubelet-client, sa, admin, scheduler,
-	// controller-manager, 2 nodes × (client, kubelet): 11 keys; 5 kubeconfigs.
-	if secrets != 16 {
-		t.Errorf("found %d key and kubeconfig files, want 16", secrets)
+	// controller-manager, proxy, 2 nodes × (client, kubelet): 12 keys; 6 kubeconfigs.
+	if secrets != 18 {
+		t.Errorf("found %d key and kubeconfig files, want 18", secrets)
 	}
 }
 
@@ -247,7 +248,7 @@ func TestWriteClusterPKIRerun(t *testing.T) {
 		{
 			name:    "a new server URL rewrites kubeconfigs, keeps client certs",
 			change:  func(o *Options) { o.APIServerURL = "https://10.0.0.1:7443" },
-			changed: []string{"admin.kubeconfig", "scheduler.kubeconfig", "controller-manager.kubeconfig", "node-node-1.kubeconfig", "node-node-2.kubeconfig"},
+			changed: []string{"admin.kubeconfig", "scheduler.kubeconfig", "controller-manager.kubeconfig", "proxy.kubeconfig", "node-node-1.kubeconfig", "node-node-2.kubeconfig"},
 			want:    map[string]Action{"admin.crt": Kept, "admin.kubeconfig": Updated, "apiserver.crt": Kept},
 		},
 		{

@@ -100,6 +100,7 @@ func TestKubeconfigsAuthenticateOverTLS(t *testing.T) {
 		{l.AdminKubeconfig(), "kubernetes-admin system:masters"},
 		{l.SchedulerKubeconfig(), "system:kube-scheduler "},
 		{l.ControllerManagerKubeconfig(), "system:kube-controller-manager "},
+		{l.ProxyKubeconfig(), "system:kube-proxy "},
 		{l.NodeKubeconfig("node-1"), "system:node:node-1 system:nodes"},
 		{l.NodeKubeconfig("node-2"), "system:node:node-2 system:nodes"},
 	}
