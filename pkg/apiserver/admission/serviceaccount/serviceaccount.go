@@ -4,21 +4,26 @@
 // created, and again whenever a pod needs it and it is missing (upstream
 // leaves that to a controller and makes pods wait for it).
 //
-// The projected service-account token volume (kube-api-access-*) is not
-// added automatically: pods have no in-cluster route to the API (services
-// get no virtual IPs), and each token would cost a TokenRequest at every
-// pod start. A pod that wants one declares a projected serviceAccountToken
-// volume, which the kubelet mounts.
+// As upstream, a pod whose account and spec allow it
+// (automountServiceAccountToken, the pod's setting winning) gets the
+// projected kube-api-access-<random> volume, mounted read-only at
+// /var/run/secrets/kubernetes.io/serviceaccount in each of its containers
+// and init containers that mounts nothing there already: a token bound to
+// the pod, the cluster's CA from the kube-root-ca.crt ConfigMap and the
+// pod's namespace, which is what client-go's rest.InClusterConfig reads.
 package serviceaccount
 
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 )
@@ -37,11 +42,32 @@ type Accounts interface {
 	CreateServiceAccount(ctx context.Context, sa *corev1.ServiceAccount) error
 }
 
+// The automatic token volume, as upstream's.
+const (
+	// TokenVolumePrefix starts the name of the automatic token volume.
+	TokenVolumePrefix = "kube-api-access-"
+	// TokenMountPath is where containers find the token, CA and namespace.
+	TokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+	// RootCAConfigMap is the ConfigMap in every namespace holding the CA
+	// that signs the apiserver's serving certificate (key ca.crt).
+	RootCAConfigMap = "kube-root-ca.crt"
+	// tokenExpirationSeconds is upstream's WarnOnlyBoundTokenExpirationSeconds:
+	// an hour and 7 s, the odd value telling the apiserver that this is the
+	// automatic volume, whose token it may make last longer (extended expiry).
+	tokenExpirationSeconds = 3607
+)
+
 // Plugin is the ServiceAccount admission plugin.
-type Plugin struct{ accounts Accounts }
+type Plugin struct {
+	accounts Accounts
+	// suffix makes the random end of a token volume's name.
+	suffix func() string
+}
 
 // New returns the plugin.
-func New(accounts Accounts) *Plugin { return &Plugin{accounts: accounts} }
+func New(accounts Accounts) *Plugin {
+	return &Plugin{accounts: accounts, suffix: func() string { return utilrand.String(5) }}
+}
 
 // Name implements admission.Mutator and admission.Validator.
 func (p *Plugin) Name() string { return "ServiceAccount" }
@@ -69,7 +95,85 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 		pod.Spec.ServiceAccountName = DefaultName
 	}
 	pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
-	return p.lookup(ctx, a, pod.Spec.ServiceAccountName)
+	sa, err := p.lookup(ctx, a, pod.Spec.ServiceAccountName)
+	if err != nil {
+		return err
+	}
+	if shouldAutomount(sa, pod) {
+		p.mountToken(pod)
+	}
+	return nil
+}
+
+// shouldAutomount: the pod's automountServiceAccountToken wins over its
+// account's; neither set means yes.
+func shouldAutomount(sa *corev1.ServiceAccount, pod *corev1.Pod) bool {
+	if pod.Spec.AutomountServiceAccountToken != nil {
+		return *pod.Spec.AutomountServiceAccountToken
+	}
+	if sa != nil && sa.AutomountServiceAccountToken != nil {
+		return *sa.AutomountServiceAccountToken
+	}
+	return true
+}
+
+// mountToken mounts the token volume in every container and init container
+// that has nothing at TokenMountPath, adding the volume if one of them
+// needs it and the pod has none yet, as upstream's mountServiceAccountToken.
+func (p *Plugin) mountToken(pod *corev1.Pod) {
+	name := ""
+	for _, v := range pod.Spec.Volumes {
+		if strings.HasPrefix(v.Name, TokenVolumePrefix) {
+			name = v.Name
+			break
+		}
+	}
+	hasVolume := name != ""
+	if !hasVolume {
+		name = TokenVolumePrefix + p.suffix()
+	}
+	mount := corev1.VolumeMount{Name: name, ReadOnly: true, MountPath: TokenMountPath}
+	needed := false
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			c := &list[i]
+			if !mountsAt(c.VolumeMounts, TokenMountPath) {
+				c.VolumeMounts = append(c.VolumeMounts, mount)
+				needed = true
+			}
+		}
+	}
+	if needed && !hasVolume {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Projected: TokenVolumeSource()}})
+	}
+}
+
+func mountsAt(mounts []corev1.VolumeMount, path string) bool {
+	for _, m := range mounts {
+		if m.MountPath == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TokenVolumeSource is the projection of the automatic token volume: a
+// bound token for the API's audience, the cluster CA and the namespace,
+// with the default mode set explicitly as upstream does.
+func TokenVolumeSource() *corev1.ProjectedVolumeSource {
+	return &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](corev1.ProjectedVolumeSourceDefaultMode),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](tokenExpirationSeconds)}},
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: RootCAConfigMap},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+			}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}},
+			}}},
+		},
+	}
 }
 
 func isMirror(pod *corev1.Pod) bool {
@@ -110,24 +214,26 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		return nil
 	}
 	// Checked again: a mutating webhook may have changed the account.
-	return p.lookup(ctx, a, pod.Spec.ServiceAccountName)
+	_, err := p.lookup(ctx, a, pod.Spec.ServiceAccountName)
+	return err
 }
 
 // lookup refuses a pod whose service account does not exist, creating the
-// namespace's "default" account if that is the one missing.
-func (p *Plugin) lookup(ctx context.Context, a *admission.Attributes, name string) error {
-	_, err := p.accounts.GetServiceAccount(ctx, a.Namespace, name)
+// namespace's "default" account if that is the one missing (nil then: a
+// new account sets nothing).
+func (p *Plugin) lookup(ctx context.Context, a *admission.Attributes, name string) (*corev1.ServiceAccount, error) {
+	sa, err := p.accounts.GetServiceAccount(ctx, a.Namespace, name)
 	if apierrors.IsNotFound(err) && name == DefaultName && !a.DryRun {
-		err = p.ensureDefault(ctx, a.Namespace)
+		sa, err = nil, p.ensureDefault(ctx, a.Namespace)
 	}
 	if apierrors.IsNotFound(err) {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, a.Name,
+		return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, a.Name,
 			fmt.Errorf("error looking up service account %s/%s: serviceaccount %q not found", a.Namespace, name, name))
 	}
 	if err != nil {
-		return fmt.Errorf("error looking up service account %s/%s: %w", a.Namespace, name, err)
+		return nil, fmt.Errorf("error looking up service account %s/%s: %w", a.Namespace, name, err)
 	}
-	return nil
+	return sa, nil
 }
 
 func (p *Plugin) ensureDefault(ctx context.Context, ns string) error {
