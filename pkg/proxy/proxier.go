@@ -1,0 +1,238 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/knftables"
+)
+
+// Labels that take a Service or its slices away from this proxy, as upstream
+// kube-proxy honours them.
+const (
+	labelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+	labelHeadless         = "service.kubernetes.io/headless"
+)
+
+// nftables is the part of knftables.Interface a sync uses.
+type nftables interface {
+	NewTransaction() *knftables.Transaction
+	Run(ctx context.Context, tx *knftables.Transaction) error
+	ListAll(ctx context.Context) (map[string][]string, error)
+}
+
+// ProxierConfig is what New needs.
+type ProxierConfig struct {
+	Client   kubernetes.Interface
+	NFT      nftables
+	Rules    Config
+	NodeIPs  func() ([]netip.Addr, error)
+	Clock    clock.WithTicker
+	Registry prometheus.Registerer
+	// MinSyncPeriod coalesces bursts of changes into one sync;
+	// SyncPeriod rewrites the table even when nothing changed.
+	MinSyncPeriod, SyncPeriod time.Duration
+}
+
+// Proxier keeps the node's table equal to what the Services and
+// EndpointSlices ask for.
+type Proxier struct {
+	cfg      ProxierConfig
+	factory  informers.SharedInformerFactory
+	services corelisters.ServiceLister
+	slices   discoverylisters.EndpointSliceLister
+	synced   []cache.InformerSynced
+	metrics  *metrics
+	health   *health
+
+	dirty chan struct{}
+
+	mu sync.Mutex
+	// triggers holds, per slice, when the change not yet in the kernel was
+	// made (the endpoints controller's last-change-trigger-time).
+	triggers map[string]time.Time
+	// existing is the table's content after the last successful sync; nil
+	// means it must be listed from the kernel first.
+	existing map[string][]string
+}
+
+// NewProxier wires informers on Services and EndpointSlices to the sync loop.
+func NewProxier(cfg ProxierConfig) (*Proxier, error) {
+	notProxied := labels.NewSelector()
+	for _, l := range []string{labelServiceProxyName, labelHeadless} {
+		r, err := labels.NewRequirement(l, "!", nil)
+		if err != nil {
+			return nil, fmt.Errorf("label selector: %w", err)
+		}
+		notProxied = notProxied.Add(*r)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = notProxied.String() }))
+	p := &Proxier{
+		cfg:      cfg,
+		factory:  factory,
+		services: factory.Core().V1().Services().Lister(),
+		slices:   factory.Discovery().V1().EndpointSlices().Lister(),
+		metrics:  newMetrics(cfg.Registry),
+		health:   newHealth(cfg.Clock, 2*cfg.SyncPeriod),
+		dirty:    make(chan struct{}, 1),
+		triggers: map[string]time.Time{},
+	}
+	svcInformer := factory.Core().V1().Services().Informer()
+	sliceInformer := factory.Discovery().V1().EndpointSlices().Informer()
+	p.synced = []cache.InformerSynced{svcInformer.HasSynced, sliceInformer.HasSynced}
+	changed := func(any) { p.queue() }
+	if _, err := svcInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: changed, UpdateFunc: func(_, n any) { changed(n) }, DeleteFunc: changed,
+	}); err != nil {
+		return nil, fmt.Errorf("service handler: %w", err)
+	}
+	if _, err := sliceInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    p.sliceChanged,
+		UpdateFunc: func(_, n any) { p.sliceChanged(n) },
+		DeleteFunc: changed,
+	}); err != nil {
+		return nil, fmt.Errorf("endpointslice handler: %w", err)
+	}
+	return p, nil
+}
+
+func (p *Proxier) sliceChanged(obj any) {
+	if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
+		if t, err := time.Parse(time.RFC3339Nano, s.Annotations[v1.EndpointsLastChangeTriggerTime]); err == nil {
+			p.mu.Lock()
+			// The oldest pending change is the one the next sync answers late.
+			if old, ok := p.triggers[s.Namespace+"/"+s.Name]; !ok || t.Before(old) {
+				p.triggers[s.Namespace+"/"+s.Name] = t
+			}
+			p.mu.Unlock()
+		}
+	}
+	p.queue()
+}
+
+// queue asks for a sync; any number of changes before it runs make one.
+func (p *Proxier) queue() {
+	p.health.queued()
+	select {
+	case p.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// Run syncs until ctx ends. The table stays when it ends: connections keep
+// working while the proxy restarts, as with upstream kube-proxy.
+func (p *Proxier) Run(ctx context.Context) error {
+	p.factory.Start(ctx.Done())
+	defer p.factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
+		return fmt.Errorf("caches not synced: %w", ctx.Err())
+	}
+	slog.Info("caches synced; programming nftables", "table", TableName)
+	resync := p.cfg.Clock.NewTicker(p.cfg.SyncPeriod)
+	defer resync.Stop()
+	p.queue()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.dirty:
+		case <-resync.C():
+			p.health.queued()
+		}
+		if err := p.Sync(ctx); err != nil {
+			slog.Error("sync failed; retrying", "err", err)
+			p.queue()
+		}
+		// Coalesce: changes arriving meanwhile wait for one sync after it.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.cfg.Clock.After(p.cfg.MinSyncPeriod):
+		}
+	}
+}
+
+// Sync writes the table once from the informers' current state.
+func (p *Proxier) Sync(ctx context.Context) error {
+	start := p.cfg.Clock.Now()
+	p.mu.Lock()
+	triggers := p.triggers
+	p.triggers = map[string]time.Time{}
+	p.mu.Unlock()
+
+	svcs, err := p.services.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("list services: %w", err)
+	}
+	eps, err := p.slices.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("list endpointslices: %w", err)
+	}
+	st := State{Services: svcs, Slices: eps}
+	if len(p.cfg.Rules.NodePortCIDRs) > 0 {
+		if st.NodeIPs, err = p.cfg.NodeIPs(); err != nil {
+			return fmt.Errorf("node addresses: %w", err)
+		}
+	}
+	if p.existing == nil {
+		p.existing, err = p.cfg.NFT.ListAll(ctx)
+		if err != nil && !knftables.IsNotFound(err) {
+			return fmt.Errorf("list table %s: %w", TableName, err)
+		}
+	}
+	rs := Render(p.cfg.Rules, st)
+	tx := p.cfg.NFT.NewTransaction()
+	rs.Transaction(tx, p.existing)
+	if err := p.cfg.NFT.Run(ctx, tx); err != nil {
+		p.existing = nil
+		p.mu.Lock()
+		for k, t := range triggers {
+			if old, ok := p.triggers[k]; !ok || t.Before(old) {
+				p.triggers[k] = t
+			}
+		}
+		p.mu.Unlock()
+		return fmt.Errorf("write table %s (%d operations): %w", TableName, tx.NumOperations(), err)
+	}
+	p.existing = rs.names()
+	now := p.cfg.Clock.Now()
+	p.metrics.syncDuration.Observe(now.Sub(start).Seconds())
+	p.metrics.lastSync.Set(float64(now.Unix()))
+	for _, t := range triggers {
+		p.metrics.programming.Observe(now.Sub(t).Seconds())
+	}
+	p.health.synced(now)
+	slog.Debug("synced", "services", len(svcs), "endpointslices", len(eps), "operations", tx.NumOperations(), "took", now.Sub(start))
+	return nil
+}
+
+// names lists r's objects in knftables' ListAll shape.
+func (r *Ruleset) names() map[string][]string {
+	out := map[string][]string{}
+	for _, c := range r.chains {
+		out["chain"] = append(out["chain"], c.Name)
+	}
+	for _, s := range r.sets {
+		out["set"] = append(out["set"], s.Name)
+	}
+	for _, m := range r.maps {
+		out["map"] = append(out["map"], m.Name)
+	}
+	return out
+}

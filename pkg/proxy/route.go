@@ -1,0 +1,58 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// localServiceTable is the routing table the host's own connections to the
+// service range use (see serviceRouteCommands).
+const localServiceTable = 1096
+
+// Priority of the policy rule sending the host's own connections there;
+// below the main table's 32766.
+const localServiceRulePriority = 1096
+
+// serviceRouteCommands returns the ip(8) commands that keep every packet for
+// the service range on this node. A forwarded packet (from a pod) meets the
+// main table's unreachable route after nat-prerouting rewrote those with
+// rules, so an address without rules fails at once with "no route to host".
+// The host's own connections look their route up before nat-output runs, so
+// the unreachable route would refuse them all: a policy rule sends them to
+// a table routing the range to loopback, nat-output rewrites those with
+// rules, and filter-output rejects what is left (cluster-ips-check).
+func serviceRouteCommands(cidr netip.Prefix) [][]string {
+	table, prio := strconv.Itoa(localServiceTable), strconv.Itoa(localServiceRulePriority)
+	return [][]string{
+		{"route", "replace", "unreachable", cidr.String()},
+		{"route", "replace", cidr.String(), "dev", "lo", "table", table},
+		// "ip rule add" would add a duplicate on every start.
+		{"rule", "del", "priority", prio},
+		{"rule", "add", "priority", prio, "to", cidr.String(), "iif", "lo", "lookup", table},
+	}
+}
+
+// serviceRouteCleanup undoes serviceRouteCommands; each may already be gone.
+func serviceRouteCleanup(cidr netip.Prefix) [][]string {
+	return [][]string{
+		{"rule", "del", "priority", strconv.Itoa(localServiceRulePriority)},
+		{"route", "del", cidr.String(), "dev", "lo", "table", strconv.Itoa(localServiceTable)},
+		{"route", "del", "unreachable", cidr.String()},
+	}
+}
+
+// runIP runs ip(8) with each argument list; with tolerate, failures (an
+// absent rule or route) are ignored.
+func runIP(ctx context.Context, cmds [][]string, tolerate func(args []string) bool) error {
+	for _, args := range cmds {
+		out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
+		if err != nil && !tolerate(args) {
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}

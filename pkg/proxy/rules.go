@@ -1,0 +1,390 @@
+package proxy
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/knftables"
+)
+
+// TableName is the one nftables table (family ip) that kube-lite-proxy owns.
+const TableName = "kube-lite"
+
+// Names of the table's fixed chains, sets and maps.
+const (
+	servicesChain          = "services"
+	masqueradingChain      = "masquerading"
+	markMasqChain          = "mark-for-masquerade"
+	rejectChain            = "reject-chain"
+	endpointsCheckChain    = "endpoints-check"
+	nodePortsCheckChain    = "nodeport-endpoints-check"
+	clusterIPsCheckChain   = "cluster-ips-check"
+	clusterIPsSet          = "cluster-ips"
+	nodePortIPsSet         = "nodeport-ips"
+	serviceIPsMap          = "service-ips"
+	serviceNodePortsMap    = "service-nodeports"
+	noEndpointServicesMap  = "no-endpoint-services"
+	noEndpointNodePortsMap = "no-endpoint-nodeports"
+	affinitySetPrefix      = "affinity-"
+
+	// masqueradeMark flags a packet in the nat chains so that postrouting
+	// masquerades it once its output interface is known.
+	masqueradeMark = "0x4000"
+	noLocalhost    = "ip daddr != 127.0.0.0/8"
+)
+
+// Config is what the node tells the rule rendering about itself.
+type Config struct {
+	NodeName string
+	// ClusterCIDR holds every pod address; traffic to a Service from
+	// outside it is masqueraded so that replies come back through this node.
+	// Invalid (unset): no such masquerade.
+	ClusterCIDR netip.Prefix
+	// ServiceCIDR is rejected as a whole for traffic from the host itself
+	// that no Service rule rewrote. Invalid (unset): no such reject.
+	ServiceCIDR netip.Prefix
+	// NodePortCIDRs restrict NodePorts to the node's addresses inside them;
+	// empty means every local address but loopback, as upstream.
+	NodePortCIDRs []netip.Prefix
+}
+
+// State is what the cluster and the host currently hold.
+type State struct {
+	Services []*v1.Service
+	Slices   []*discoveryv1.EndpointSlice
+	// NodeIPs are the host's addresses; used only with Config.NodePortCIDRs.
+	NodeIPs []netip.Addr
+}
+
+// Ruleset is the whole desired content of the table, rendered by Render and
+// written by Transaction.
+type Ruleset struct {
+	chains   []*knftables.Chain
+	sets     []*knftables.Set
+	maps     []*knftables.Map
+	rules    []*knftables.Rule
+	elements []*knftables.Element
+	// affinity names the ClientIP affinity sets; they survive a sync that
+	// still wants them, so that clients stay on their endpoint.
+	affinity map[string]bool
+}
+
+func (r *Ruleset) chain(name string) { r.chains = append(r.chains, &knftables.Chain{Name: name}) }
+
+func (r *Ruleset) rule(chain string, parts ...any) {
+	r.rules = append(r.rules, &knftables.Rule{Chain: chain, Rule: knftables.Concat(parts...)})
+}
+
+func (r *Ruleset) element(set, mapName string, key []string, value ...string) {
+	e := &knftables.Element{Set: set, Map: mapName, Key: key}
+	if len(value) > 0 {
+		e.Value = value
+	}
+	r.elements = append(r.elements, e)
+}
+
+// Render decides the table's whole content from the Services and
+// EndpointSlices. It does no I/O.
+func Render(cfg Config, st State) *Ruleset {
+	r := &Ruleset{affinity: map[string]bool{}}
+	r.base(cfg, st.NodeIPs)
+
+	bySvc := map[string][]*discoveryv1.EndpointSlice{}
+	for _, s := range st.Slices {
+		name := s.Labels[discoveryv1.LabelServiceName]
+		if name == "" {
+			continue
+		}
+		key := s.Namespace + "/" + name
+		bySvc[key] = append(bySvc[key], s)
+	}
+	svcs := slices.Clone(st.Services)
+	slices.SortFunc(svcs, func(a, b *v1.Service) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for _, svc := range svcs {
+		cip, ok := proxiedClusterIP(svc)
+		if !ok {
+			continue
+		}
+		svcSlices := bySvc[svc.Namespace+"/"+svc.Name]
+		r.element(clusterIPsSet, "", []string{cip.String()})
+		for _, sp := range svc.Spec.Ports {
+			r.servicePort(cfg, svc, cip, sp, servicePortEndpoints(sp, svcSlices, cfg.NodeName))
+		}
+	}
+	return r
+}
+
+// proxiedClusterIP is the IPv4 cluster IP of a Service that gets rules:
+// headless and ExternalName Services get none (DNS answers for them).
+func proxiedClusterIP(svc *v1.Service) (netip.Addr, bool) {
+	if svc.Spec.Type == v1.ServiceTypeExternalName {
+		return netip.Addr{}, false
+	}
+	ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
+	if err != nil || !ip.Is4() {
+		return netip.Addr{}, false
+	}
+	return ip, true
+}
+
+// base is the skeleton every sync writes: hooks, dispatch maps and the
+// helpers the per-service chains jump to.
+func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
+	type baseChain struct {
+		name     string
+		kind     knftables.BaseChainType
+		hook     knftables.BaseChainHook
+		priority knftables.BaseChainPriority
+	}
+	// Numeric priorities: nft 1.0.6 refuses "dstnat" on the output hook.
+	for _, bc := range []baseChain{
+		{"filter-input", knftables.FilterType, knftables.InputHook, "0"},
+		{"filter-forward", knftables.FilterType, knftables.ForwardHook, "0"},
+		{"filter-output", knftables.FilterType, knftables.OutputHook, "0"},
+		{"nat-prerouting", knftables.NATType, knftables.PreroutingHook, "-100"},
+		{"nat-output", knftables.NATType, knftables.OutputHook, "-100"},
+		{"nat-postrouting", knftables.NATType, knftables.PostroutingHook, "100"},
+	} {
+		r.chains = append(r.chains, &knftables.Chain{Name: bc.name, Type: &bc.kind, Hook: &bc.hook, Priority: &bc.priority})
+	}
+	for _, c := range []string{servicesChain, masqueradingChain, markMasqChain, rejectChain, endpointsCheckChain, nodePortsCheckChain, clusterIPsCheckChain} {
+		r.chain(c)
+	}
+	// Rejects run in the filter hooks: REJECT is not allowed in nat chains,
+	// and only new connections can hit a Service without endpoints.
+	r.rule("filter-input", "ct state new", "jump", nodePortsCheckChain)
+	r.rule("filter-input", "ct state new", "jump", endpointsCheckChain)
+	r.rule("filter-forward", "ct state new", "jump", endpointsCheckChain)
+	r.rule("filter-output", "ct state new", "jump", endpointsCheckChain)
+	r.rule("filter-output", "ct state new", "jump", clusterIPsCheckChain)
+	r.rule("nat-prerouting", "jump", servicesChain)
+	r.rule("nat-output", "jump", servicesChain)
+	r.rule("nat-postrouting", "jump", masqueradingChain)
+
+	r.rule(markMasqChain, "mark", "set", "mark", "or", masqueradeMark)
+	r.rule(masqueradingChain, "mark", "and", masqueradeMark, "==", "0", "return")
+	r.rule(masqueradingChain, "mark", "set", "mark", "xor", masqueradeMark)
+	r.rule(masqueradingChain, "masquerade fully-random")
+	r.rule(rejectChain, "reject")
+
+	const ipPortProto = "ipv4_addr . inet_proto . inet_service : verdict"
+	r.sets = append(r.sets, &knftables.Set{Name: clusterIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("cluster IPs with rules")})
+	r.maps = append(r.maps,
+		&knftables.Map{Name: serviceIPsMap, Type: ipPortProto, Comment: knftables.PtrTo("cluster IP traffic")},
+		&knftables.Map{Name: serviceNodePortsMap, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("NodePort traffic")},
+		&knftables.Map{Name: noEndpointServicesMap, Type: ipPortProto, Comment: knftables.PtrTo("cluster IPs without endpoints: reject or drop")},
+		&knftables.Map{Name: noEndpointNodePortsMap, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("NodePorts without endpoints: reject or drop")},
+	)
+
+	if cfg.ClusterCIDR.IsValid() {
+		// Traffic from off the cluster (the host, another machine) may be
+		// forwarded to another node; its replies must come back here.
+		r.rule(servicesChain, "ip daddr", "@", clusterIPsSet, "ip saddr !=", cfg.ClusterCIDR, "jump", markMasqChain)
+	}
+	r.rule(servicesChain, "ip daddr . meta l4proto . th dport vmap", "@", serviceIPsMap)
+	r.rule(endpointsCheckChain, "ip daddr . meta l4proto . th dport vmap", "@", noEndpointServicesMap)
+	if len(cfg.NodePortCIDRs) == 0 {
+		// Upstream's nftables mode serves no NodePort on localhost.
+		r.rule(servicesChain, "fib daddr type local", noLocalhost, "meta l4proto . th dport vmap", "@", serviceNodePortsMap)
+		r.rule(nodePortsCheckChain, noLocalhost, "meta l4proto . th dport vmap", "@", noEndpointNodePortsMap)
+	} else {
+		r.sets = append(r.sets, &knftables.Set{Name: nodePortIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("addresses serving NodePorts")})
+		for _, ip := range nodeIPs {
+			if !ip.Is4() || ip.IsLoopback() || !slices.ContainsFunc(cfg.NodePortCIDRs, func(p netip.Prefix) bool { return p.Contains(ip) }) {
+				continue
+			}
+			r.element(nodePortIPsSet, "", []string{ip.String()})
+		}
+		r.rule(servicesChain, "ip daddr", "@", nodePortIPsSet, "meta l4proto . th dport vmap", "@", serviceNodePortsMap)
+		r.rule(nodePortsCheckChain, "ip daddr", "@", nodePortIPsSet, "meta l4proto . th dport vmap", "@", noEndpointNodePortsMap)
+	}
+	if cfg.ServiceCIDR.IsValid() {
+		// The host's own connections reach here after nat-output: anything
+		// still addressed to the service range matched no Service rule.
+		r.rule(clusterIPsCheckChain, "ip daddr", cfg.ServiceCIDR, "reject")
+	}
+}
+
+// servicePort writes the dispatch, policy and endpoint chains of one port.
+func (r *Ruleset) servicePort(cfg Config, svc *v1.Service, cip netip.Addr, sp v1.ServicePort, eps []endpoint) {
+	proto := strings.ToLower(string(protocolOf(sp)))
+	base := fmt.Sprintf("%s/%s/%s/%s", svc.Namespace, svc.Name, proto, sp.Name)
+	clusterChain, localChain, externalChain := "service-"+base, "local-"+base, "external-"+base
+	internalLocal := svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal
+	external := sp.NodePort != 0
+	externalLocal := external && svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal
+
+	c := categorize(eps)
+	// The cluster chain also serves the external chain's short-circuits
+	// for the host's and pods' own traffic under externalTrafficPolicy Local.
+	usesCluster := len(c.cluster) > 0 && (!internalLocal || external)
+	usesLocal := len(c.local) > 0 && (internalLocal || externalLocal)
+	internalChain, internalEPs := clusterChain, c.cluster
+	if internalLocal {
+		internalChain, internalEPs = localChain, c.local
+	}
+	externalPolicyChain, externalEPs := clusterChain, c.cluster
+	if externalLocal {
+		externalPolicyChain, externalEPs = localChain, c.local
+	}
+	// No endpoint anywhere: reject at once. Endpoints elsewhere but none
+	// here under a Local policy: drop, as upstream.
+	noEndpoints := "goto " + rejectChain
+	if c.any {
+		noEndpoints = "drop"
+	}
+
+	svcKey := []string{cip.String(), proto, portKey(sp.Port)}
+	if len(internalEPs) > 0 {
+		r.element("", serviceIPsMap, svcKey, "goto "+internalChain)
+	} else {
+		r.element("", noEndpointServicesMap, svcKey, noEndpoints)
+	}
+	if external {
+		npKey := []string{proto, portKey(sp.NodePort)}
+		if c.any {
+			r.element("", serviceNodePortsMap, npKey, "goto "+externalChain)
+			r.externalChain(cfg, externalChain, externalLocal, usesCluster, clusterChain, externalPolicyChain, len(externalEPs) > 0)
+		}
+		if len(externalEPs) == 0 {
+			r.element("", noEndpointNodePortsMap, npKey, noEndpoints)
+		}
+	}
+
+	var timeout time.Duration
+	if svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP {
+		timeout = time.Duration(v1.DefaultClientIPServiceAffinitySeconds) * time.Second
+		if cfg := svc.Spec.SessionAffinityConfig; cfg != nil && cfg.ClientIP != nil && cfg.ClientIP.TimeoutSeconds != nil {
+			timeout = time.Duration(*cfg.ClientIP.TimeoutSeconds) * time.Second
+		}
+	}
+	written := map[endpoint]bool{}
+	if usesCluster {
+		r.policyChain(clusterChain, base, proto, c.cluster, timeout, written)
+	}
+	if usesLocal {
+		r.policyChain(localChain, base, proto, c.local, timeout, written)
+	}
+}
+
+// externalChain handles NodePort traffic before its traffic policy applies.
+func (r *Ruleset) externalChain(cfg Config, name string, local, hasCluster bool, clusterChain, policyChain string, hasEndpoints bool) {
+	r.chain(name)
+	if !local {
+		// The endpoint may be on another node: replies must come back here.
+		r.rule(name, "jump", markMasqChain)
+	} else if hasCluster {
+		// Pods and the host itself are not "external": upstream sends them to
+		// any endpoint, as if through an outside load balancer.
+		if cfg.ClusterCIDR.IsValid() {
+			r.rule(name, "ip saddr", cfg.ClusterCIDR, "goto", clusterChain)
+		}
+		r.rule(name, "fib saddr type local", "jump", markMasqChain)
+		r.rule(name, "fib saddr type local", "goto", clusterChain)
+	}
+	if hasEndpoints {
+		r.rule(name, "goto", policyChain)
+	}
+}
+
+// policyChain spreads new connections over eps at random, after sending a
+// client with ClientIP affinity back to the endpoint it used last.
+func (r *Ruleset) policyChain(name, base, proto string, eps []endpoint, timeout time.Duration, written map[endpoint]bool) {
+	r.chain(name)
+	// nft names take no ':', so an endpoint is ip/port in them. The
+	// timeout is in the set's name: a changed timeout is a new set.
+	epName := func(e endpoint) string { return fmt.Sprintf("%s__%s/%d", base, e.ip, e.port) }
+	epChain := func(e endpoint) string { return "endpoint-" + epName(e) }
+	affinitySet := func(e endpoint) string {
+		return fmt.Sprintf("%s%s-%ds", affinitySetPrefix, epName(e), int(timeout.Seconds()))
+	}
+	if timeout > 0 {
+		for _, e := range eps {
+			r.rule(name, "ip saddr", "@", affinitySet(e), "goto", epChain(e))
+		}
+	}
+	vmap := make([]string, 0, len(eps))
+	for i, e := range eps {
+		vmap = append(vmap, fmt.Sprintf("%d : goto %s", i, epChain(e)))
+	}
+	r.rule(name, "numgen random mod", len(eps), "vmap {", strings.Join(vmap, " , "), "}")
+
+	for _, e := range eps {
+		if written[e] {
+			continue
+		}
+		written[e] = true
+		ch := epChain(e)
+		r.chain(ch)
+		// Hairpin: a pod reaching itself through its Service must see the
+		// reply come from the Service, not from itself.
+		r.rule(ch, "ip saddr", e.ip, "jump", markMasqChain)
+		if timeout > 0 {
+			set := affinitySet(e)
+			r.sets = append(r.sets, &knftables.Set{
+				Name: set, Type: "ipv4_addr",
+				// The kernel marks a set updated from the packet path dynamic;
+				// asking for it up front keeps a repeated add identical.
+				Flags:   []knftables.SetFlag{knftables.DynamicFlag, knftables.TimeoutFlag},
+				Timeout: &timeout,
+			})
+			r.affinity[set] = true
+			r.rule(ch, "update", "@", set, "{ ip saddr }")
+		}
+		r.rule(ch, "meta l4proto", proto, "dnat to", e.String())
+	}
+}
+
+// Transaction replaces the table's content with r in tx, given the names of
+// the objects the table holds now (knftables' ListAll shape; nil for none).
+// Everything not wanted is removed and everything wanted is written again,
+// in one transaction, so that the kernel never holds a half-written table;
+// only the affinity sets still wanted are kept with their entries.
+func (r *Ruleset) Transaction(tx *knftables.Transaction, existing map[string][]string) {
+	tx.Add(&knftables.Table{Comment: knftables.PtrTo("rules for kube-lite-proxy")})
+	wanted := map[string]bool{}
+	for _, c := range r.chains {
+		wanted[c.Name] = true
+	}
+	// Rules first (they refer to sets, maps and chains), then the maps
+	// (their verdicts refer to chains), then what nothing refers to any more.
+	for _, name := range existing["chain"] {
+		tx.Flush(&knftables.Chain{Name: name})
+	}
+	for _, name := range existing["map"] {
+		tx.Delete(&knftables.Map{Name: name})
+	}
+	for _, name := range existing["set"] {
+		if !r.affinity[name] {
+			tx.Delete(&knftables.Set{Name: name})
+		}
+	}
+	for _, name := range existing["chain"] {
+		if !wanted[name] {
+			tx.Delete(&knftables.Chain{Name: name})
+		}
+	}
+	for _, c := range r.chains {
+		tx.Add(c)
+	}
+	for _, s := range r.sets {
+		tx.Add(s)
+	}
+	for _, m := range r.maps {
+		tx.Add(m)
+	}
+	for _, rule := range r.rules {
+		tx.Add(rule)
+	}
+	for _, e := range r.elements {
+		tx.Add(e)
+	}
+}
