@@ -52,6 +52,7 @@ type Options struct {
 	PodInfraImage     string
 	CgroupRoot        string
 	ClusterDomain     string
+	ClusterDNS        []string
 	ResolvConf        string
 	MaxPods           int
 	Snapshotter       string
@@ -91,8 +92,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle for client certificates; when set, the API needs a verified client certificate.")
 	fs.StringVar(&o.PodInfraImage, "pod-infra-container-image", "kube-lite.local/pause:3.10", "Sandbox image (containerd's sandbox_image must match).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", "/", "Root cgroup for pods.")
-	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "Resolver configuration file used as the basis for the DNS resolution configuration of pods with dnsPolicy Default or ClusterFirst and a dnsConfig.")
-	fs.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "Domain of the cluster's services: a pod with a subdomain is named <hostname>.<subdomain>.<namespace>.svc.<domain> in its /etc/hosts (and hostname with setHostnameAsFQDN).")
+	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "Resolver configuration file used as the basis for the DNS resolution configuration of pods with dnsPolicy Default (and of ClusterFirst pods without --cluster-dns); ClusterFirst pods add its search domains after the cluster's.")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", "cluster.local", "Domain of the cluster's services: pods with dnsPolicy ClusterFirst search <namespace>.svc.<domain>, svc.<domain> and <domain>; a pod with a subdomain is named <hostname>.<subdomain>.<namespace>.svc.<domain> in its /etc/hosts (and hostname with setHostnameAsFQDN).")
+	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", []string{"10.96.0.10"}, "Comma-separated IP addresses of the cluster DNS servers, the only nameservers of pods with dnsPolicy ClusterFirst (the kube-dns Service, the 10th address of the default service range); empty: such pods use the node's resolver, with a MissingClusterDNS warning.")
 	fs.IntVar(&o.MaxPods, "max-pods", 110, "Number of pods this node runs at most.")
 	fs.StringVar(&o.Snapshotter, "snapshotter", "overlayfs", "containerd snapshotter to unpack imported images for.")
 	fs.DurationVar(&o.CrashLoopInitial, "crashloop-backoff-initial", 10*time.Second, "First restart back-off of a crashing container.")
@@ -120,6 +122,11 @@ func (o *Options) Validate() error {
 	if o.NonMasqueradeCIDR != "" {
 		if _, _, err := net.ParseCIDR(o.NonMasqueradeCIDR); err != nil {
 			errs = append(errs, fmt.Errorf("--non-masquerade-cidr: %w", err))
+		}
+	}
+	for _, ip := range o.ClusterDNS {
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, fmt.Errorf("--cluster-dns: %q is not an IP address", ip))
 		}
 	}
 	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
@@ -221,6 +228,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Port:                      o.Port,
 		CgroupRoot:                o.CgroupRoot,
 		ClusterDomain:             o.ClusterDomain,
+		ClusterDNS:                o.ClusterDNS,
 		ResolvConf:                o.ResolvConf,
 		PodInfraImage:             o.PodInfraImage,
 		CrashLoopBackoffInitial:   o.CrashLoopInitial,

@@ -71,7 +71,7 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 // acts on: dnsWarnings word the cuts made to the pod's resolver
 // configuration, and err is an FQDN too long for the kernel, which fails
 // the sandbox.
-func (kl *Kubelet) checkedSandboxConfig(pod *v1.Pod, attempt uint32) (cfg *runtimeapi.PodSandboxConfig, dnsWarnings []string, err error) {
+func (kl *Kubelet) checkedSandboxConfig(pod *v1.Pod, attempt uint32) (cfg *runtimeapi.PodSandboxConfig, dnsWarnings []dnsWarning, err error) {
 	labels := map[string]string{}
 	for k, v := range pod.Labels {
 		labels[k] = v

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -20,24 +21,58 @@ const (
 	maxDNSSearchListChars = 2048
 )
 
+// dnsWarning is an event podDNS asks for when the pod's sandbox is made:
+// a cut to the resolver's limits (DNSConfigForming) or a ClusterFirst pod
+// on a kubelet without cluster DNS (MissingClusterDNS).
+type dnsWarning struct {
+	reason, message string
+}
+
+const (
+	reasonDNSConfigForming  = "DNSConfigForming"
+	reasonMissingClusterDNS = "MissingClusterDNS"
+)
+
 // podDNS is the resolver configuration the sandbox gets, as upstream's
-// GetPodDNS without a cluster DNS server (so ClusterFirst falls back to
-// Default): the node's resolv.conf, or nothing for dnsPolicy None, with the
-// pod's dnsConfig appended (duplicates dropped, its options overriding the
-// node's), cut to the resolver's limits; warnings word each cut as
-// upstream's DNSConfigForming events. nil leaves the runtime's copy of the
-// node's file, which is the same when the pod has no dnsConfig.
-func (kl *Kubelet) podDNS(pod *v1.Pod) (dns *runtimeapi.DNSConfig, warnings []string, err error) {
+// GetPodDNS. ClusterFirst (and ClusterFirstWithHostNet) ask the cluster DNS
+// servers only, searching the pod's namespace's and the cluster's service
+// domains before the node's, with ndots:5; ClusterFirst on a host-network
+// pod, and on a kubelet without cluster DNS, falls back to Default: the
+// node's resolv.conf. None starts empty. The pod's dnsConfig is appended
+// (duplicates dropped, its options overriding), and the result cut to the
+// resolver's limits. nil leaves the runtime's copy of the node's file,
+// which is the same for Default without a dnsConfig.
+func (kl *Kubelet) podDNS(pod *v1.Pod) (dns *runtimeapi.DNSConfig, warnings []dnsWarning, err error) {
+	policy := pod.Spec.DNSPolicy
 	switch {
-	case pod.Spec.DNSPolicy == v1.DNSNone:
+	case policy == v1.DNSClusterFirst && pod.Spec.HostNetwork:
+		policy = v1.DNSDefault
+	case policy != v1.DNSNone && policy != v1.DNSDefault:
+		// ClusterFirst, ClusterFirstWithHostNet, and (as upstream) a
+		// policy the API should have refused.
+		policy = v1.DNSClusterFirst
+	}
+	if policy == v1.DNSClusterFirst && len(kl.cfg.ClusterDNS) == 0 {
+		msg := fmt.Sprintf("kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.", v1.DNSClusterFirst, v1.DNSDefault)
+		warnings = append(warnings, dnsWarning{reasonMissingClusterDNS, msg})
+		policy = v1.DNSDefault
+	}
+	switch policy {
+	case v1.DNSNone:
 		dns = &runtimeapi.DNSConfig{}
-	case pod.Spec.DNSConfig == nil:
-		return nil, nil, nil
+	case v1.DNSDefault:
+		if pod.Spec.DNSConfig == nil {
+			return nil, warnings, nil
+		}
+		if dns, err = parseResolvConf(kl.cfg.ResolvConf); err != nil {
+			return nil, nil, err
+		}
 	default:
-		dns, err = parseResolvConf(kl.cfg.ResolvConf)
+		host, err := parseResolvConf(kl.cfg.ResolvConf)
 		if err != nil {
 			return nil, nil, err
 		}
+		dns = clusterDNSConfig(kl.cfg.ClusterDNS, kl.cfg.ClusterDomain, pod.Namespace, host.Searches)
 	}
 	if c := pod.Spec.DNSConfig; c != nil {
 		dns.Servers = appendUnique(dns.Servers, c.Nameservers)
@@ -46,7 +81,7 @@ func (kl *Kubelet) podDNS(pod *v1.Pod) (dns *runtimeapi.DNSConfig, warnings []st
 	}
 	if len(dns.Servers) > maxDNSNameservers {
 		dns.Servers = dns.Servers[:maxDNSNameservers]
-		warnings = append(warnings, "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: "+strings.Join(dns.Servers, " "))
+		warnings = append(warnings, dnsWarning{reasonDNSConfigForming, "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: " + strings.Join(dns.Servers, " ")})
 	}
 	cut := false
 	for len(dns.Searches) > maxDNSSearchPaths || len(strings.Join(dns.Searches, " ")) > maxDNSSearchListChars {
@@ -54,9 +89,34 @@ func (kl *Kubelet) podDNS(pod *v1.Pod) (dns *runtimeapi.DNSConfig, warnings []st
 		cut = true
 	}
 	if cut {
-		warnings = append(warnings, "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: "+strings.Join(dns.Searches, " "))
+		warnings = append(warnings, dnsWarning{reasonDNSConfigForming, "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " + strings.Join(dns.Searches, " ")})
 	}
 	return dns, warnings, nil
+}
+
+// clusterDNSConfig is a ClusterFirst pod's resolver before its dnsConfig:
+// the cluster's servers only (they forward what they do not answer), the
+// service domains of the pod's namespace and of the cluster searched
+// before the node's, and upstream's ndots:5 so that a service's short name
+// is tried in them first.
+func clusterDNSConfig(servers []string, domain, namespace string, hostSearches []string) *runtimeapi.DNSConfig {
+	searches := hostSearches
+	if domain != "" {
+		searches = appendUnique([]string{namespace + ".svc." + domain, "svc." + domain, domain}, hostSearches)
+	}
+	return &runtimeapi.DNSConfig{Servers: slices.Clone(servers), Searches: searches, Options: []string{"ndots:5"}}
+}
+
+// recordDNSWarning sends w as an event about pod; a missing cluster DNS is
+// also told on the Node, as upstream.
+func (kl *Kubelet) recordDNSWarning(pod *v1.Pod, w dnsWarning) {
+	if w.reason != reasonMissingClusterDNS {
+		kl.recorder.Event(pod, v1.EventTypeWarning, w.reason, w.message)
+		return
+	}
+	node := &v1.ObjectReference{Kind: "Node", Name: kl.cfg.NodeName, UID: types.UID(kl.cfg.NodeName)}
+	kl.recorder.Event(node, v1.EventTypeWarning, w.reason, w.message)
+	kl.recorder.Eventf(pod, v1.EventTypeWarning, w.reason, "pod: %q. %s", fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID), w.message)
 }
 
 // parseResolvConf reads the nameservers, the last search line (without

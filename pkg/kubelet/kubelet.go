@@ -46,6 +46,9 @@ type Config struct {
 	// ClusterDomain is the DNS domain of the cluster's services, which a
 	// pod with a subdomain takes its FQDN under.
 	ClusterDomain string
+	// ClusterDNS are the cluster DNS servers ClusterFirst pods ask; none
+	// makes them fall back to the node's resolver (upstream's --cluster-dns).
+	ClusterDNS []string
 	// ResolvConf is the node's resolver configuration, the base of a pod's
 	// (upstream's --resolv-conf).
 	ResolvConf string

@@ -825,7 +825,7 @@ func (kl *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint3
 		return err
 	}
 	for _, w := range dnsWarnings {
-		kl.recorder.Event(pod, v1.EventTypeWarning, "DNSConfigForming", w)
+		kl.recordDNSWarning(pod, w)
 	}
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
