@@ -8,8 +8,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -17,10 +15,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -41,6 +37,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/pkg/pki"
+	"github.com/kube-lite/kube-lite/test/bench/harness"
 )
 
 type options struct {
@@ -279,7 +276,7 @@ func createRatios(ours, upstream []result) []ratio {
 		}
 		for _, r := range ours {
 			if r.what == createCM && r.clients == u.clients {
-				rs = append(rs, ratio{clients: r.clients, rate: r.rate() / u.rate(), p99: percentile(r.lat, 0.99), upP99: percentile(u.lat, 0.99)})
+				rs = append(rs, ratio{clients: r.clients, rate: r.rate() / u.rate(), p99: harness.Percentile(r.lat, 0.99), upP99: harness.Percentile(u.lat, 0.99)})
 			}
 		}
 	}
@@ -328,21 +325,12 @@ func printTable(out io.Writer, rs []result) {
 			syscalls = fmt.Sprintf("%.1f", float64(r.serverSyscalls)/float64(r.ops))
 		}
 		fmt.Fprintf(out, "%-34s %8d %8d %10s %10s %10s %12s %12s %13s\n", r.what, r.clients, r.ops, rate,
-			fmtDur(percentile(r.lat, 0.50)), fmtDur(percentile(r.lat, 0.99)), serverCPU, benchCPU, syscalls)
+			fmtDur(harness.Percentile(r.lat, 0.50)), fmtDur(harness.Percentile(r.lat, 0.99)), serverCPU, benchCPU, syscalls)
 	}
 }
 
 func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
-}
-
-// percentile of sorted durations, nearest rank.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted))*p+0.5) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // runWorkers calls op from n goroutines until total calls were made, the
@@ -598,59 +586,11 @@ func missing(received [][]time.Time, made int) string {
 	return fmt.Sprintf("events not received, index: watchers missing it: %v", byIndex)
 }
 
-// process is one program the bench started, with its log.
-type process struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-}
-
-// startProcess runs bin with args, writing its stdout and stderr to
-// logPath; each stderr line is also passed to onLine (may be nil).
-func startProcess(bin string, args []string, logPath string, onLine func(string)) (*process, error) {
-	cmd := exec.Command(bin, args...)
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout = logFile
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	p := &process{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(logFile, line)
-			if onLine != nil {
-				onLine(line)
-			}
-		}
-	}()
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	return p, nil
-}
-
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
 // server is an apiserver under test: its processes (the apiserver first;
 // for upstream, its etcd too), how to reach it, and its etcd.
 type server struct {
 	name         string
-	procs        []*process
+	procs        []*harness.Process
 	dir          string
 	keep         bool
 	rest         *rest.Config
@@ -661,7 +601,7 @@ type server struct {
 func (s *server) exited() bool {
 	for _, p := range s.procs {
 		select {
-		case <-p.exited:
+		case <-p.Exited:
 			return true
 		default:
 		}
@@ -678,7 +618,7 @@ func (s *server) logged(err error, log string) error {
 
 func (s *server) stop() {
 	for i := len(s.procs) - 1; i >= 0; i-- {
-		s.procs[i].stop()
+		s.procs[i].Stop()
 	}
 	if s.keep {
 		slog.Info("kept", "dir", s.dir)
@@ -688,23 +628,6 @@ func (s *server) stop() {
 }
 
 var etcdEndpointRE = regexp.MustCompile(`embedded etcd ready.*endpoints="?\[?(https?://[0-9.:]+)`)
-
-// benchAdmin makes the CA the server trusts for client certificates and
-// the bench's own certificate from it: a cluster admin, as a real client
-// would be, so that authentication and authorization are part of what is
-// measured.
-func benchAdmin(dir string) (caFile string, admin *pki.KeyPair, ca *pki.CA, err error) {
-	clientCADir := filepath.Join(dir, "client-ca")
-	ca, err = pki.EnsureCA(clientCADir, pki.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		return "", nil, nil, err
-	}
-	admin, err = pki.IssueCert(ca, pki.CertSpec{CommonName: "bench-admin", Organizations: []string{"system:masters"}, Usages: []pki.Usage{pki.UsageClient}})
-	if err != nil {
-		return "", nil, nil, err
-	}
-	return filepath.Join(clientCADir, pki.CACertFile), admin, ca, nil
-}
 
 func (o options) restConfig(port int, caFile string, admin *pki.KeyPair) *rest.Config {
 	c := &rest.Config{
@@ -737,12 +660,12 @@ func startKubeLite(ctx context.Context, o options) (_ *server, err error) {
 			srv.stop() // its processes and, unless -keep, its directory
 		}
 	}()
-	port, err := freePort()
+	port, err := harness.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	certDir := filepath.Join(dir, "certs")
-	clientCAFile, admin, _, err := benchAdmin(dir)
+	clientCAFile, admin, _, err := harness.Admin(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -755,7 +678,7 @@ func startKubeLite(ctx context.Context, o options) (_ *server, err error) {
 		endpoint <- strings.Split(o.etcdServers, ",")[0]
 	}
 	logPath := filepath.Join(dir, "apiserver.log")
-	p, err := startProcess(bin, args, logPath, func(line string) {
+	p, err := harness.StartProcess(bin, args, logPath, func(line string) {
 		if m := etcdEndpointRE.FindStringSubmatch(line); m != nil {
 			select {
 			case endpoint <- m[1]:
@@ -766,13 +689,13 @@ func startKubeLite(ctx context.Context, o options) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	srv.procs = []*process{p}
+	srv.procs = []*harness.Process{p}
 
 	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	select {
 	case srv.etcdEndpoint = <-endpoint:
-	case <-p.exited:
+	case <-p.Exited:
 		return nil, srv.logged(errors.New("apiserver exited at start"), logPath)
 	case <-wait.Done():
 		return nil, srv.logged(errors.New("apiserver did not report its embedded etcd in time"), logPath)
@@ -826,8 +749,8 @@ func (s *server) cpu() cpuTimes {
 		c.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	for _, p := range s.procs {
-		t, _ := processCPU(p.cmd.Process.Pid)
-		n, _ := processSyscalls(p.cmd.Process.Pid)
+		t, _ := harness.ProcessCPU(p.Pid())
+		n, _ := processSyscalls(p.Pid())
 		c.server += t
 		c.serverSyscalls += n
 	}
@@ -852,38 +775,6 @@ func processSyscalls(pid int) (int64, error) {
 		}
 	}
 	return n, nil
-}
-
-// processCPU is utime + stime of pid from /proc/pid/stat.
-func processCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces; fields after it start
-	// after its closing parenthesis. utime and stime are fields 14 and 15.
-	rest := string(data[bytes.LastIndexByte(data, ')')+1:])
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	// Linux reports clock ticks, USER_HZ, which is 100 on every
-	// architecture Go supports.
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // startBenchProfile profiles this process until the returned func is called.

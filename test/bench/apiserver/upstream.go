@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kube-lite/kube-lite/pkg/pki"
+	"github.com/kube-lite/kube-lite/test/bench/harness"
 )
 
 // startUpstream starts upstream's etcd and kube-apiserver from dir, with
@@ -42,13 +43,13 @@ func startUpstream(ctx context.Context, o options) (_ *server, err error) {
 	}()
 	ports := make([]int, 3)
 	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
+		if ports[i], err = harness.FreePort(); err != nil {
 			return nil, err
 		}
 	}
 	clientURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	etcd, err := startProcess(etcdBin, []string{
+	etcd, err := harness.StartProcess(etcdBin, []string{
 		"--name=bench", "--data-dir=" + filepath.Join(dir, "etcd"),
 		"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
 		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
@@ -57,7 +58,7 @@ func startUpstream(ctx context.Context, o options) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	srv.procs = []*process{etcd}
+	srv.procs = []*harness.Process{etcd}
 	srv.etcdEndpoint = clientURL
 	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
@@ -65,7 +66,7 @@ func startUpstream(ctx context.Context, o options) (_ *server, err error) {
 		return nil, srv.logged(fmt.Errorf("upstream etcd: %w", err), filepath.Join(dir, "etcd.log"))
 	}
 
-	clientCAFile, admin, ca, err := benchAdmin(dir)
+	clientCAFile, admin, ca, err := harness.Admin(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func startUpstream(ctx context.Context, o options) (_ *server, err error) {
 		return nil, err
 	}
 	apiLog := filepath.Join(dir, "kube-apiserver.log")
-	api, err := startProcess(apiBin, []string{
+	api, err := harness.StartProcess(apiBin, []string{
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[2]),
 		"--etcd-servers=" + clientURL,
 		"--tls-cert-file=" + files.servingCert, "--tls-private-key-file=" + files.servingKey,
@@ -88,7 +89,7 @@ func startUpstream(ctx context.Context, o options) (_ *server, err error) {
 		return nil, err
 	}
 	// server.stop stops the last process first: the apiserver, then etcd.
-	srv.procs = []*process{etcd, api}
+	srv.procs = []*harness.Process{etcd, api}
 	srv.rest = o.restConfig(ports[2], clientCAFile, admin)
 	if err := waitReady(wait, srv); err != nil {
 		return nil, srv.logged(err, apiLog)

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,7 +22,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,8 +34,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver"
-	"github.com/kube-lite/kube-lite/pkg/pki"
 	"github.com/kube-lite/kube-lite/pkg/scheduler"
+	"github.com/kube-lite/kube-lite/test/bench/harness"
 )
 
 type scenario struct{ nodes, pods int }
@@ -152,14 +150,14 @@ func run(sc scenario, o runOptions) (result, error) {
 		return result{}, err
 	}
 
-	if err := parallel(ctx, sc.nodes, o.workers, func(i int) error {
+	if err := harness.Parallel(ctx, sc.nodes, o.workers, func(i int) error {
 		_, err := client.CoreV1().Nodes().Create(ctx, fakeNode(i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return result{}, fmt.Errorf("create nodes: %w", err)
 	}
 	createPods := func() error {
-		return parallel(ctx, sc.pods, o.workers, func(i int) error {
+		return harness.Parallel(ctx, sc.pods, o.workers, func(i int) error {
 			_, err := client.CoreV1().Pods("default").Create(ctx, pendingPod(i), metav1.CreateOptions{})
 			return err
 		})
@@ -276,31 +274,6 @@ func pendingPod(i int) *v1.Pod {
 	}
 }
 
-func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := f(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
 // startAPIServer starts the apiserver on a free port with a fresh embedded
 // etcd, as a child process when binary is set.
 func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), error) {
@@ -308,21 +281,16 @@ func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), e
 	if err != nil {
 		return nil, nil, err
 	}
-	port, err := freePort()
+	port, err := harness.FreePort()
 	if err != nil {
 		return nil, nil, err
 	}
 	// The bench acts as a cluster admin with a client certificate, so that
 	// authentication and authorization are on the path as in a cluster.
-	ca, err := pki.EnsureCA(filepath.Join(dir, "client-ca"), pki.WithLogger(slog.New(slog.DiscardHandler)))
+	caFile, admin, _, err := harness.Admin(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	admin, err := pki.IssueCert(ca, pki.CertSpec{CommonName: "bench-admin", Organizations: []string{"system:masters"}, Usages: []pki.Usage{pki.UsageClient}})
-	if err != nil {
-		return nil, nil, err
-	}
-	caFile := filepath.Join(dir, "client-ca", pki.CACertFile)
 	args := []string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--data-dir", filepath.Join(dir, "etcd"), "--cert-dir", filepath.Join(dir, "certs"), "--client-ca-file", caFile}
 	var stop func()
@@ -375,13 +343,4 @@ func startAPIServer(ctx context.Context, binary string) (*rest.Config, func(), e
 		time.Sleep(100 * time.Millisecond)
 	}
 	return &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{Insecure: true, CertData: admin.CertPEM, KeyData: admin.KeyPEM}}, stop, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
