@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds upstream's kube-apiserver and etcd — the versions kube-lite's go.mod
-# pins — for the apiserver benchmark to measure beside kube-lite
-# (test/bench/apiserver -upstream DIR; make bench picks DIR up by itself).
+# Builds upstream's kube-apiserver, etcd and kube-proxy — the versions
+# kube-lite's go.mod pins — for the benchmarks to measure beside kube-lite
+# (test/bench/apiserver -upstream DIR, test/bench/proxy -upstream DIR;
+# make bench picks DIR up by itself).
 # They come from the Go module proxy, in a throwaway module outside this one:
 # kube-lite never imports k8s.io/kubernetes, it only measures against it.
 #   hack/upstream-apiserver.sh [DIR]      default DIR: .upstream/bin
@@ -11,8 +12,11 @@ out=$(realpath -m "${1:-.upstream/bin}")
 
 k8s=$(go list -m -f '{{.Version}}' k8s.io/api | sed 's/^v0\./v1./')
 etcd=$(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ] && [ "$(cat "$out/VERSIONS" 2>/dev/null)" = "$k8s $etcd" ]; then
-  echo "upstream kube-apiserver $k8s and etcd $etcd already in $out"
+# VERSIONS also names the binaries, so that a directory built before one was
+# added is built again rather than taken as complete.
+versions="$k8s $etcd kube-apiserver etcd kube-proxy"
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ] && [ -x "$out/kube-proxy" ] && [ "$(cat "$out/VERSIONS" 2>/dev/null)" = "$versions" ]; then
+  echo "upstream kube-apiserver $k8s, kube-proxy $k8s and etcd $etcd already in $out"
   exit 0
 fi
 
@@ -39,14 +43,15 @@ package tools
 import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
-echo "building upstream kube-apiserver $k8s and etcd $etcd into $out (several minutes the first time)"
+echo "building upstream kube-apiserver and kube-proxy $k8s and etcd $etcd into $out (several minutes the first time)"
 go mod tidy
 mkdir -p "$out"
 # /version says which release it is, as a release build's does.
 CGO_ENABLED=0 go build -ldflags "-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$k8s" | cut -d. -f2)" \
-  -o "$out/" k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3
+  -o "$out/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-proxy go.etcd.io/etcd/server/v3
 mv "$out/server" "$out/etcd" # go names the binary after the path before /v3
-echo "$k8s $etcd" > "$out/VERSIONS"
-echo "done: $out/kube-apiserver, $out/etcd"
+echo "$versions" > "$out/VERSIONS"
+echo "done: $out/kube-apiserver, $out/kube-proxy, $out/etcd"
