@@ -5,10 +5,12 @@
 #   hack/images.sh OUTDIR
 #
 # writes OUTDIR/pause.tar (kube-lite.local/pause:3.10), OUTDIR/busybox.tar
-# (kube-lite.local/busybox:1.35, Debian's busybox-static) and OUTDIR/testapp.tar
-# (kube-lite.local/testapp:$TESTAPP_VERSION, default 1.0). The kubelet's
-# --image-dir imports every tarball it finds there; `ctr -n k8s.io images
-# import` takes them too.
+# (kube-lite.local/busybox:1.35, Debian's busybox-static), OUTDIR/testapp.tar
+# (kube-lite.local/testapp:$TESTAPP_VERSION, default 1.0) and OUTDIR/coredns.tar
+# (kube-lite.local/coredns:<version>, CoreDNS built from its Go module by
+# hack/coredns.sh, which caches the binary per version: only the first run
+# after a version change takes minutes). The kubelet's --image-dir imports
+# every tarball it finds there; `ctr -n k8s.io images import` takes them too.
 set -euo pipefail
 
 OUT=${1:?usage: images.sh OUTDIR}
@@ -108,3 +110,19 @@ image "$BUSYBOX_IMAGE" "$WORK/rootfs-busybox" "$OUT/busybox.tar" null '["sh"]'
 busybox_rootfs "$WORK/rootfs-testapp"
 cp "$WORK/testapp" "$WORK/rootfs-testapp/testapp"
 image "$TESTAPP_IMAGE" "$WORK/rootfs-testapp" "$OUT/testapp.tar" '["/testapp"]' null
+
+# CoreDNS for the cluster DNS addon, named after the version the binary
+# reports. Upstream's image is distroless with the binary alone; this one adds
+# the few files that tools and mount points expect. It runs as root, with
+# only NET_BIND_SERVICE (the addon's securityContext drops every other
+# capability); upstream's runs as nonroot with a file capability instead.
+coredns=$("$ROOT/hack/coredns.sh")
+COREDNS_IMAGE=kube-lite.local/coredns:$("$coredns" -version | sed -n 's/^CoreDNS-//p')
+grep -q "image: $COREDNS_IMAGE\$" "$ROOT/deploy/addons/coredns.yaml" ||
+	{ echo "images.sh: deploy/addons/coredns.yaml does not name $COREDNS_IMAGE: bump it with COREDNS_VERSION in hack/coredns.sh" >&2; exit 1; }
+mkdir -p "$WORK/rootfs-coredns/etc" "$WORK/rootfs-coredns/tmp"
+chmod 1777 "$WORK/rootfs-coredns/tmp"
+printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' >"$WORK/rootfs-coredns/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$WORK/rootfs-coredns/etc/group"
+cp "$coredns" "$WORK/rootfs-coredns/coredns"
+image "$COREDNS_IMAGE" "$WORK/rootfs-coredns" "$OUT/coredns.tar" '["/coredns"]' '["-conf","/etc/coredns/Corefile"]'
