@@ -339,6 +339,12 @@ func containerSecurity(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerS
 // containerEnv resolves env and envFrom: literals, configMap and secret
 // keys, downward API fields and resources, with $(VAR) references.
 func (kl *Kubelet) containerEnv(ctx context.Context, pod *v1.Pod, c *v1.Container, podIP string) ([]v1.EnvVar, error) {
+	// The Services' variables come after the container's own, which
+	// override them, and $(VAR) sees them too (upstream's order).
+	services, err := kl.serviceEnv(pod)
+	if err != nil {
+		return nil, err
+	}
 	var out []v1.EnvVar
 	index := map[string]int{}
 	set := func(name, value string) {
@@ -351,6 +357,9 @@ func (kl *Kubelet) containerEnv(ctx context.Context, pod *v1.Pod, c *v1.Containe
 	}
 	vars := func() map[string]string {
 		m := map[string]string{}
+		for _, e := range services {
+			m[e.Name] = e.Value
+		}
 		for _, e := range out {
 			m[e.Name] = e.Value
 		}
@@ -448,6 +457,11 @@ func (kl *Kubelet) containerEnv(ctx context.Context, pod *v1.Pod, c *v1.Containe
 				return nil, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, pod.Namespace, ref.Name)
 			}
 			set(e.Name, string(v))
+		}
+	}
+	for _, e := range services {
+		if _, ok := index[e.Name]; !ok {
+			out = append(out, e)
 		}
 	}
 	return out, nil

@@ -125,6 +125,9 @@ type Kubelet struct {
 	factory     informers.SharedInformerFactory
 	podInformer cache.SharedIndexInformer
 	nodeLister  cache.Indexer
+	// services and servicesSynced give containers their Service variables.
+	services       serviceLister
+	servicesSynced cache.InformerSynced
 	synced      []cache.InformerSynced
 	factories   []informers.SharedInformerFactory
 
@@ -240,6 +243,10 @@ func New(cfg Config, d Deps) (*Kubelet, error) {
 		DeleteFunc: func(any) { kl.nodesChanged() },
 	})
 	kl.nodeLister = nodeInformer.GetIndexer()
+	// Not waited for at start: a container waits for it instead, and only
+	// when it is about to be created (upstream's serviceHasSynced).
+	services := kl.factory.Core().V1().Services()
+	kl.services, kl.servicesSynced = services.Lister(), services.Informer().HasSynced
 	kl.synced = []cache.InformerSynced{kl.podInformer.HasSynced, nodeInformer.HasSynced}
 	kl.factories = []informers.SharedInformerFactory{kl.factory, podFactory}
 	return kl, nil

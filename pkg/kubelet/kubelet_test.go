@@ -62,6 +62,8 @@ func newHarnessWith(t *testing.T, clk *testclock.FakeClock, rt *crifake.Runtime,
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As if the Service informer had listed none.
+	kl.servicesSynced = func() bool { return true }
 	kl.ensureNetwork(context.Background(), "10.244.0.0/24")
 	return &harness{t: t, kl: kl, rt: rt, clock: clk, client: client, volumes: vols}
 }
