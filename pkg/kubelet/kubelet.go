@@ -125,11 +125,12 @@ type Kubelet struct {
 	factory     informers.SharedInformerFactory
 	podInformer cache.SharedIndexInformer
 	nodeLister  cache.Indexer
+	synced      []cache.InformerSynced
+	factories   []informers.SharedInformerFactory
+
 	// services and servicesSynced give containers their Service variables.
 	services       serviceLister
 	servicesSynced cache.InformerSynced
-	synced      []cache.InformerSynced
-	factories   []informers.SharedInformerFactory
 
 	// nodeStatusKick asks the node status loop to report now (the network
 	// became ready), instead of at its next tick.
