@@ -11,7 +11,7 @@ pkgs=()
 for g in "${groups[@]}"; do
   case "$g" in
     base)    pkgs+=(etcd-server etcd-client iproute2 curl ca-certificates) ;;
-    node)    pkgs+=(containerd runc containernetworking-plugins iptables iproute2 busybox-static) ;;
+    node)    pkgs+=(containerd runc containernetworking-plugins iptables iproute2 busybox-static nftables) ;;
     compose) pkgs+=(docker.io docker-compose debootstrap) ;;
     *) echo "hack/deps.sh: unknown group '$g' (base, node, compose)" >&2; exit 2 ;;
   esac

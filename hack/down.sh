@@ -5,6 +5,14 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
+step "stopping kube-lite-proxy and removing its rules"
+stop proxy
+# Its nftables table and the unreachable route for the service range.
+if [ -x "$BIN/kube-lite-proxy" ]; then
+	mkdir -p "$LOGS"
+	"$BIN/kube-lite-proxy" --cleanup --service-cluster-ip-range "$SERVICE_CIDR" >>"$LOGS/proxy.log" 2>&1 ||
+		echo "    kube-lite-proxy --cleanup failed; see $LOGS/proxy.log" >&2
+fi
 step "stopping kubelet"
 stop kubelet
 step "stopping containerd and removing pod containers, mounts and network namespaces"

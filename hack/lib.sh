@@ -17,6 +17,21 @@ CM_PORT=${KUBE_LITE_CM_PORT:-10257}
 KUBELET_PORT=${KUBE_LITE_KUBELET_PORT:-10250}
 KUBELET_HEALTHZ_PORT=${KUBE_LITE_KUBELET_HEALTHZ_PORT:-10248}
 BRIDGE=${KUBE_LITE_BRIDGE:-kube-lite0}
+PROXY_HEALTHZ_PORT=${KUBE_LITE_PROXY_HEALTHZ_PORT:-10256}
+PROXY_METRICS_PORT=${KUBE_LITE_PROXY_METRICS_PORT:-10249}
+# Services' cluster IPs; the cluster DNS (the kube-dns Service, the kubelet's
+# --cluster-dns) takes the tenth address of the range, as upstream's default.
+SERVICE_CIDR=${KUBE_LITE_SERVICE_CIDR:-10.96.0.0/16}
+CLUSTER_DOMAIN=cluster.local
+
+# nth_ip CIDR N: the Nth address of an IPv4 range (10.96.0.0/16 10 -> 10.96.0.10).
+nth_ip() {
+	local a b c d
+	IFS=. read -r a b c d <<<"${1%/*}"
+	local n=$(((a << 24 | b << 16 | c << 8 | d) + $2))
+	echo "$((n >> 24 & 255)).$((n >> 16 & 255)).$((n >> 8 & 255)).$((n & 255))"
+}
+CLUSTER_DNS=$(nth_ip "$SERVICE_CIDR" 10)
 
 STEP=""
 step() { STEP=$1; printf '==> %s\n' "$1"; }
@@ -82,4 +97,15 @@ remove_masquerade() {
 	command -v iptables-save >/dev/null || return 0
 	iptables-save -t nat | grep -F -- '"kube-lite masquerade"' | grep -F -- "-s $1" | sed -e 's/^-A /-D /' |
 		while read -r rule; do eval iptables -t nat "$rule" 2>/dev/null || true; done
+}
+
+# apply_addons KUBECONFIG DNS_IP LOG: applies every manifest in deploy/addons
+# (cluster DNS), the kube-dns Service moved from upstream's 10.96.0.10 to
+# DNS_IP when the cluster's service range is another.
+apply_addons() {
+	local kubeconfig=$1 dns=$2 log=$3 f
+	for f in "$ROOT"/deploy/addons/*.yaml; do
+		sed -e "s/^\( *clusterIP:\) 10\.96\.0\.10\$/\1 $dns/" "$f" |
+			"$BIN/kubectl-lite" --kubeconfig "$kubeconfig" apply -f - >>"$log" 2>&1 || return 1
+	done
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make up: a one-node kube-lite cluster on this machine — PKI, the apiserver on
-# an embedded etcd, scheduler, controller-manager, a private containerd and a
-# kubelet. Safe to run again: what runs is left running.
+# an embedded etcd, scheduler, controller-manager, a private containerd, a
+# kubelet, kube-lite-proxy and the addons of deploy/addons (CoreDNS). Safe to
+# run again: what runs is left running.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -13,16 +14,20 @@ NODE_IP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{sub(/\/.*/, "", $4
 NODE_IP=${NODE_IP:-127.0.0.1}
 
 mkdir -p "$LOGS"
-step "images: the pause, busybox and testapp OCI tarballs in $DIR/images"
-if [ ! -f "$DIR/images/testapp.tar" ] || [ "$ROOT/cmd/testapp" -nt "$DIR/images/testapp.tar" ]; then
-	echo "    building them"
+step "images: the pause, busybox, testapp and coredns OCI tarballs in $DIR/images"
+if [ ! -f "$DIR/images/testapp.tar" ] || [ "$ROOT/cmd/testapp" -nt "$DIR/images/testapp.tar" ] ||
+	[ ! -f "$DIR/images/coredns.tar" ] || [ "$ROOT/hack/coredns.sh" -nt "$DIR/images/coredns.tar" ]; then
+	echo "    building them (CoreDNS from its Go module: minutes the first time, then cached; see hack/coredns.sh)"
 	"$ROOT/hack/images.sh" "$DIR/images" >"$LOGS/images.log" 2>&1 || fail "$LOGS/images.log" "is busybox-static installed? (make deps)"
 fi
 
 step "pki: CA, certificates and kubeconfigs in $PKI"
 mkdir -p "$LOGS"
+# Pods reach the apiserver at the kubernetes Service's address, the first of
+# the service range: its certificate must name it.
 "$BIN/kube-lite-pki" --dir "$PKI" --apiserver-url "https://127.0.0.1:$PORT" --apiserver-host 127.0.0.1 \
-	--apiserver-host "$NODE_IP" --apiserver-host "$NODE" --node "$NODE=$NODE_IP" >"$LOGS/pki.log" 2>&1 ||
+	--apiserver-host "$NODE_IP" --apiserver-host "$NODE" --apiserver-host "$(nth_ip "$SERVICE_CIDR" 1)" \
+	--node "$NODE=$NODE_IP" >"$LOGS/pki.log" 2>&1 ||
 	fail "$LOGS/pki.log" "remove $PKI if it was written by another tool"
 
 step "apiserver: https://127.0.0.1:$PORT (embedded etcd in $DIR/etcd)"
@@ -32,7 +37,8 @@ start apiserver "$BIN/kube-lite-apiserver" --secure-port "$PORT" --bind-address 
 	--client-ca-file "$PKI/ca.crt" \
 	--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
 	--kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
-	--kubelet-certificate-authority "$PKI/ca.crt"
+	--kubelet-certificate-authority "$PKI/ca.crt" \
+	--service-cluster-ip-range "$SERVICE_CIDR"
 wait_for 60 admin_curl /readyz || fail "$LOGS/apiserver.log" "is port $PORT free? (ss -ltnp | grep :$PORT); set KUBE_LITE_PORT to use another"
 
 step "scheduler and controller-manager"
@@ -52,6 +58,7 @@ start kubelet "$BIN/kube-lite-kubelet" --kubeconfig "$PKI/node-$NODE.kubeconfig"
 	--container-runtime-endpoint "unix://$SOCK" --root-dir "$DIR/kubelet" --image-dir "$DIR/images" \
 	--cni-conf-dir "$DIR/containerd/cni/net.d" --cni-bridge "$BRIDGE" \
 	--port "$KUBELET_PORT" --healthz-port "$KUBELET_HEALTHZ_PORT" \
+	--cluster-dns "$CLUSTER_DNS" --cluster-domain "$CLUSTER_DOMAIN" \
 	--tls-cert-file "$PKI/kubelet-$NODE.crt" --tls-private-key-file "$PKI/kubelet-$NODE.key" --client-ca-file "$PKI/ca.crt"
 
 step "waiting for node $NODE to be Ready"
@@ -64,6 +71,36 @@ node_ready() {
 }
 wait_for 90 node_ready || fail "$LOGS/kubelet.log" "check the kubelet log; 'make down && make up' starts afresh"
 
+# Services need the proxy's rules, and CoreDNS reaches the API through the
+# kubernetes Service: the addons come after it.
+DNS_MSG=""
+if [ -x "$BIN/kube-lite-proxy" ]; then
+	step "kube-lite-proxy: Services of $SERVICE_CIDR on node $NODE"
+	start proxy "$BIN/kube-lite-proxy" --kubeconfig "$PKI/proxy.kubeconfig" --hostname-override "$NODE" \
+		--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
+		--healthz-bind-address "127.0.0.1:$PROXY_HEALTHZ_PORT" --metrics-bind-address "127.0.0.1:$PROXY_METRICS_PORT"
+	wait_for 60 curl -fsS "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz" ||
+		fail "$LOGS/proxy.log" "is port $PROXY_HEALTHZ_PORT free? (KUBE_LITE_PROXY_HEALTHZ_PORT picks another); is nftables installed? (make deps)"
+
+	step "addons: CoreDNS (kube-dns at $CLUSTER_DNS)"
+	: >"$LOGS/addons.log"
+	apply_addons "$PKI/admin.kubeconfig" "$CLUSTER_DNS" "$LOGS/addons.log" ||
+		fail "$LOGS/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
+	"$BIN/kubectl-lite" --kubeconfig "$PKI/admin.kubeconfig" -n kube-system wait --for=condition=Available \
+		deployment/coredns --timeout=180s >>"$LOGS/addons.log" 2>&1 ||
+		fail "$LOGS/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; kubectl-lite -n kube-system logs deployment/coredns"
+	DNS_MSG="
+Services work on this node (kube-lite-proxy, log $LOGS/proxy.log) and cluster DNS is
+ready: CoreDNS answers for $CLUSTER_DOMAIN at $CLUSTER_DNS (kube-dns in kube-system), and pods
+resolve <service>.<namespace>.svc.$CLUSTER_DOMAIN. It forwards nothing outside the
+cluster domain unless you opt in (see $ROOT/deploy/addons/coredns.yaml).
+"
+else
+	# Until kube-lite-proxy is built (cmd/kube-lite-proxy), a cluster without
+	# Services: CoreDNS could not reach the API through its Service.
+	step "skipping kube-lite-proxy and the addons: $BIN/kube-lite-proxy is missing"
+fi
+
 cat <<MSG
 
 kube-lite is up: one node ($NODE), API at https://127.0.0.1:$PORT. Logs: $LOGS
@@ -73,7 +110,7 @@ kube-lite is up: one node ($NODE), API at https://127.0.0.1:$PORT. Logs: $LOGS
   kubectl-lite get nodes
   kubectl-lite apply -f $ROOT/examples/pod.yaml
   kubectl-lite wait --for=condition=Ready pod/testapp && kubectl-lite get pods -o wide
-
+$DNS_MSG
 The admin kubeconfig is readable by root only. Stop everything with 'make down'
 (with the same KUBE_LITE_* variables, if you set any).
 MSG
