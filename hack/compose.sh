@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The docker-compose cluster (deploy/compose): three etcd members, two
-# apiservers, two schedulers and controller-managers, three nodes, a registry.
+# apiservers, two schedulers and controller-managers, three nodes (containerd,
+# kubelet, kube-lite-proxy), a registry, and the addons of deploy/addons
+# (CoreDNS).
 #
-#   hack/compose.sh up      start dockerd if none runs, build, start, wait for 3 Ready nodes
+#   hack/compose.sh up      start dockerd if none runs, build, start, wait for 3 Ready nodes,
+#                           apply deploy/addons and wait for CoreDNS
 #   hack/compose.sh down    remove containers, volumes and network; stop the dockerd up started
 #   hack/compose.sh test    up, the e2e tests of test/e2e/compose, down (KEEP=1 leaves it up)
 #   hack/compose.sh image   only build the image
@@ -63,9 +66,10 @@ build_image() {
 		# make build, not go build: it carries the build flags (GO_BUILD_FLAGS).
 		make -C "$ROOT" --no-print-directory build BIN="$BIN" || fail "" "fix the build ('make build')"
 	fi
-	step "images: pause, busybox and testapp OCI tarballs"
+	step "images: pause, busybox, testapp and coredns OCI tarballs"
 	local images=$CACHE/images
-	if [ ! -s "$images/testapp.tar" ] || [ -n "$(find "$ROOT/cmd/testapp" "$ROOT/cmd/pause" "$ROOT/hack/images.sh" -newer "$images/testapp.tar" 2>/dev/null | head -1)" ]; then
+	if [ ! -s "$images/testapp.tar" ] || [ ! -s "$images/coredns.tar" ] ||
+		[ -n "$(find "$ROOT/cmd/testapp" "$ROOT/cmd/pause" "$ROOT/hack/images.sh" "$ROOT/hack/coredns.sh" -newer "$images/testapp.tar" 2>/dev/null | head -1)" ]; then
 		mkdir -p "$CDIR"
 		"$ROOT/hack/images.sh" "$images" >"$CDIR/images.log" 2>&1 || fail "$CDIR/images.log" "is busybox-static installed? (make deps)"
 	fi
@@ -130,6 +134,25 @@ up() {
 	wait_for 90 compose_curl /readyz || { compose logs --tail 20 apiserver-1 >"$CDIR/apiserver-1.log" 2>&1; fail "$CDIR/apiserver-1.log" "is port $KUBE_LITE_COMPOSE_PORT free? set KUBE_LITE_COMPOSE_PORT"; }
 	step "waiting for $NODES Ready, untainted nodes"
 	wait_for 180 nodes_ready || { compose logs --tail 30 node-1 node-2 node-3 >"$CDIR/nodes.log" 2>&1; fail "$CDIR/nodes.log" "check the node logs: docker-compose -p $PROJECT logs node-1"; }
+	# The nodes run kube-lite-proxy when the image has it (entrypoint.sh);
+	# CoreDNS reaches the API through the kubernetes Service, so the addons
+	# need it.
+	local dns_msg=""
+	if [ -x "$BIN/kube-lite-proxy" ]; then
+		step "addons: CoreDNS (kube-dns at 10.96.0.10)"
+		: >"$CDIR/addons.log"
+		apply_addons "$CDIR/admin.kubeconfig" 10.96.0.10 "$CDIR/addons.log" ||
+			fail "$CDIR/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
+		"$BIN/kubectl-lite" --kubeconfig "$CDIR/admin.kubeconfig" -n kube-system wait --for=condition=Available \
+			deployment/coredns --timeout=180s >>"$CDIR/addons.log" 2>&1 ||
+			fail "$CDIR/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; docker-compose -p $PROJECT logs node-1"
+		dns_msg="
+Every node runs kube-lite-proxy, and CoreDNS answers for cluster.local at 10.96.0.10
+(kube-dns in kube-system): pods resolve <service>.<namespace>.svc.cluster.local.
+"
+	else
+		step "skipping the addons: $BIN/kube-lite-proxy is missing"
+	fi
 	cat <<MSG
 
 kube-lite compose cluster is up after $((SECONDS - started)) s (project $PROJECT): 3 nodes, 2 apiservers
@@ -142,7 +165,7 @@ kube-lite compose cluster is up after $((SECONDS - started)) s (project $PROJECT
 
 Workload images come from the registry service: registry:5000/kube-lite/testapp:1.0
 and registry:5000/kube-lite/busybox:1.35.
-
+$dns_msg
 Logs: docker-compose -p $PROJECT -f $COMPOSE_FILE logs <service>
 Stop everything with 'hack/compose.sh down' (make compose-down).
 MSG

@@ -7,6 +7,11 @@ set -euo pipefail
 
 PKI=${PKI_DIR:-/pki}
 IMAGES=/opt/kube-lite/images
+# The cluster's Services and DNS, as in make up (hack/lib.sh): kube-dns is the
+# tenth address of the range.
+SERVICE_CIDR=10.96.0.0/16
+CLUSTER_DNS=10.96.0.10
+CLUSTER_CIDR=10.244.0.0/16
 # The Dockerfile copies hack/containerd.sh beside this script.
 LIB=$(dirname "$(readlink -f "$0")")
 
@@ -58,7 +63,8 @@ run_apiserver() {
 		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
 		--kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" \
 		--kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
-		--kubelet-certificate-authority "$PKI/ca.crt" "$@"
+		--kubelet-certificate-authority "$PKI/ca.crt" \
+		--service-cluster-ip-range "$SERVICE_CIDR" "$@"
 }
 
 run_scheduler() {
@@ -108,21 +114,36 @@ run_node() {
 	wait_for 60 "containerd" ctr version
 	log "containerd up; kubelet for $name ($ip)"
 
-	# Only the sandbox image is side-loaded; workloads pull from the registry.
+	# Only the sandbox image and CoreDNS's (deploy/addons, named
+	# kube-lite.local/coredns as in make up) are side-loaded; workloads pull
+	# from the registry.
 	mkdir -p /var/lib/kube-lite/images
-	cp "$IMAGES/pause.tar" /var/lib/kube-lite/images/
+	cp "$IMAGES/pause.tar" "$IMAGES/coredns.tar" /var/lib/kube-lite/images/
 	kube-lite-kubelet --kubeconfig "$PKI/node-$name.kubeconfig" --node-name "$name" --node-ip "$ip" \
 		--container-runtime-endpoint unix:///run/containerd/containerd.sock \
 		--root-dir /var/lib/kube-lite/kubelet --image-dir /var/lib/kube-lite/images \
 		--cni-conf-dir /etc/cni/net.d --cni-bin-dir /usr/lib/cni \
 		--cgroup-root "/kube-lite-compose/$name" \
+		--cluster-dns "$CLUSTER_DNS" --cluster-domain cluster.local \
 		--tls-cert-file "$PKI/kubelet-$name.crt" --tls-private-key-file "$PKI/kubelet-$name.key" \
 		--client-ca-file "$PKI/ca.crt" "$@" &
 	local kpid=$!
-	# Either daemon dying takes the node down, so that docker's restart
+	local pids=("$cpid" "$kpid")
+	# Until kube-lite-proxy is built (cmd/kube-lite-proxy), nodes without Services.
+	if command -v kube-lite-proxy >/dev/null; then
+		# Its rules live in this container's network namespace: they go
+		# with the container, no --cleanup needed.
+		kube-lite-proxy --kubeconfig "$PKI/proxy.kubeconfig" --hostname-override "$name" \
+			--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
+			--healthz-bind-address 0.0.0.0:10256 --metrics-bind-address 127.0.0.1:10249 &
+		pids+=("$!")
+		wait_for 60 "kube-lite-proxy" curl -fsS http://127.0.0.1:10256/healthz
+		log "kube-lite-proxy up"
+	fi
+	# Any daemon dying takes the node down, so that docker's restart
 	# policy (or the operator) sees it.
-	wait -n "$cpid" "$kpid" || true
-	die "containerd or kubelet exited"
+	wait -n "${pids[@]}" || true
+	die "containerd, kubelet or kube-lite-proxy exited"
 }
 
 # run_registry serves Debian's docker-registry and pushes the test images
