@@ -23,6 +23,9 @@
 #   --scheduler-port N          scheduler /readyz,/metrics on 127.0.0.1 (default 10259)
 #   --controller-manager-port N controller-manager /readyz,/metrics on 127.0.0.1 (default 10257)
 #   --cluster-cidr CIDR         pod addresses, one /24 per node (default 10.244.0.0/16)
+#   --service-cluster-ip-range CIDR
+#                               Services' cluster IPs (default 10.96.0.0/16; the nodes'
+#                               kube-lite-proxy and --cluster-dns must agree)
 #   --stop                      stop and disable what an install started
 set -euo pipefail
 # shellcheck source=../deploy/systemd/lib.sh
@@ -30,7 +33,7 @@ source "$(dirname "$0")/../deploy/systemd/lib.sh"
 
 PKI_SRC="" ROOT_DIR="" NO_SYSTEMD=0 SRC_BIN=$REPO/bin STOP=0
 SECURE_PORT=6443 BIND_ADDRESS=0.0.0.0 ETCD_SERVERS="" ETCD_CLIENT_PORT=2379 ETCD_PEER_PORT=2380
-ETCD_BIN=/usr/bin/etcd SCHEDULER_PORT=10259 CM_PORT=10257 CLUSTER_CIDR=10.244.0.0/16
+ETCD_BIN=/usr/bin/etcd SCHEDULER_PORT=10259 CM_PORT=10257 CLUSTER_CIDR=10.244.0.0/16 SERVICE_CIDR=10.96.0.0/16
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pki) PKI_SRC=$2; shift ;;
@@ -46,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--scheduler-port) SCHEDULER_PORT=$2; shift ;;
 	--controller-manager-port) CM_PORT=$2; shift ;;
 	--cluster-cidr) CLUSTER_CIDR=$2; shift ;;
+	--service-cluster-ip-range) SERVICE_CIDR=$2; shift ;;
 	--stop) STOP=1 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
@@ -116,7 +120,8 @@ write_env "$CONF_DIR/apiserver.env" KUBE_LITE_APISERVER_ARGS \
 	--service-account-key-file "$PKI_DIR/sa.pub" --service-account-signing-key-file "$PKI_DIR/sa.key" \
 	--kubelet-client-certificate "$PKI_DIR/apiserver-kubelet-client.crt" \
 	--kubelet-client-key "$PKI_DIR/apiserver-kubelet-client.key" \
-	--kubelet-certificate-authority "$PKI_DIR/ca.crt"
+	--kubelet-certificate-authority "$PKI_DIR/ca.crt" \
+	--service-cluster-ip-range "$SERVICE_CIDR"
 write_env "$CONF_DIR/scheduler.env" KUBE_LITE_SCHEDULER_ARGS \
 	--kubeconfig "$PKI_DIR/scheduler.kubeconfig" --bind-address "127.0.0.1:$SCHEDULER_PORT"
 write_env "$CONF_DIR/controller-manager.env" KUBE_LITE_CONTROLLER_MANAGER_ARGS \
@@ -161,4 +166,6 @@ The kube-lite control plane is up: https://127.0.0.1:$SECURE_PORT
   $BIN_DIR/kubectl-lite get nodes
 
 Join nodes with hack/join-node.sh --pki <ca.crt and the node's files> --node <name> (docs/deploy-vms.md, step 5).
+Once a node is Ready, deploy cluster DNS (CoreDNS; its image is side-loaded by join-node.sh):
+  $BIN_DIR/kubectl-lite apply -f $REPO/deploy/addons/
 MSG

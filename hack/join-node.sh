@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Joins this host to a kube-lite cluster as a node, from the PKI directory
 # written by kube-lite-pki (run with --node NAME for this host): installs the
-# kubelet to /usr/local/bin, its certificates and flags to /etc/kube-lite,
-# containerd's kube-lite config (a drop-in for Debian's containerd.service),
-# the images, and the kubelet unit; enables and starts containerd and the
-# kubelet, then waits until the Node is Ready.
+# kubelet and kube-lite-proxy to /usr/local/bin, their certificates and flags
+# to /etc/kube-lite, containerd's kube-lite config (a drop-in for Debian's
+# containerd.service), the images (CoreDNS's among them, for the cluster DNS
+# addon), and the kubelet and proxy units; enables and starts containerd and
+# the kubelet, waits until the Node is Ready, then starts the proxy.
 #
 #   hack/join-node.sh --pki DIR --node NAME [options]
 #   hack/join-node.sh --stop [--root R] [--no-systemd]
@@ -21,9 +22,17 @@
 #   --kubelet-port N     kubelet HTTPS API (default 10250)
 #   --healthz-port N     kubelet /healthz on localhost (default 10248)
 #   --cni-bridge NAME    host bridge of the pod network (default cni0)
+#   --cluster-cidr CIDR  pod addresses of the cluster (default 10.244.0.0/16)
+#   --service-cluster-ip-range CIDR
+#                        Services' cluster IPs, as the apiserver's (default 10.96.0.0/16)
+#   --cluster-dns IP     the kube-dns Service pods resolve through (default 10.96.0.10,
+#                        the tenth address of the service range)
+#   --proxy-healthz-port N  kube-lite-proxy /healthz (default 10256)
+#   --proxy-metrics-port N  kube-lite-proxy /metrics on localhost (default 10249)
 #   --containerd-bin P   containerd binary (default /usr/bin/containerd)
-#   --stop               stop the kubelet; with --no-systemd also containerd and
-#                        every pod container, mount, bridge and masquerade rule
+#   --stop               stop the kubelet and kube-lite-proxy and remove the proxy's
+#                        rules; with --no-systemd also containerd and every pod
+#                        container, mount, bridge and masquerade rule
 set -euo pipefail
 # shellcheck source=../deploy/systemd/lib.sh
 source "$(dirname "$0")/../deploy/systemd/lib.sh"
@@ -31,6 +40,8 @@ source "$(dirname "$0")/../deploy/systemd/lib.sh"
 PKI_SRC="" NODE=$(hostname -s | tr '[:upper:]' '[:lower:]') NODE_IP="" ROOT_DIR="" NO_SYSTEMD=0
 SRC_BIN=$REPO/bin IMAGES="" KUBELET_PORT=10250 HEALTHZ_PORT=10248 CNI_BRIDGE=cni0
 CONTAINERD_BIN=/usr/bin/containerd STOP=0
+CLUSTER_CIDR=10.244.0.0/16 SERVICE_CIDR=10.96.0.0/16 CLUSTER_DNS=10.96.0.10
+PROXY_HEALTHZ_PORT=10256 PROXY_METRICS_PORT=10249
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pki) PKI_SRC=$2; shift ;;
@@ -44,6 +55,11 @@ while [ $# -gt 0 ]; do
 	--healthz-port) HEALTHZ_PORT=$2; shift ;;
 	--cni-bridge) CNI_BRIDGE=$2; shift ;;
 	--containerd-bin) CONTAINERD_BIN=$2; shift ;;
+	--cluster-cidr) CLUSTER_CIDR=$2; shift ;;
+	--service-cluster-ip-range) SERVICE_CIDR=$2; shift ;;
+	--cluster-dns) CLUSTER_DNS=$2; shift ;;
+	--proxy-healthz-port) PROXY_HEALTHZ_PORT=$2; shift ;;
+	--proxy-metrics-port) PROXY_METRICS_PORT=$2; shift ;;
 	--stop) STOP=1 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
@@ -78,6 +94,8 @@ stop_node() {
 	local pid ns t cidr
 	# This node's pod range, read while its bridge still has it.
 	cidr=$(ip route show dev "$CNI_BRIDGE" proto kernel 2>/dev/null | awk '{print $1; exit}')
+	stop_unit kube-lite-proxy.service
+	proxy_cleanup
 	stop_unit kube-lite-kubelet.service
 	if [ -S "$CONTAINERD_SOCK" ]; then
 		for ns in $(ctr --address "$CONTAINERD_SOCK" namespaces ls -q 2>/dev/null); do
@@ -112,6 +130,16 @@ stop_node() {
 	[ -z "$R" ] || rm -rf "$CONTAINERD_ROOT" "$CONTAINERD_STATE"
 }
 
+# proxy_cleanup removes kube-lite-proxy's nftables rules and its route for
+# the service range (read from the flags it ran with).
+proxy_cleanup() {
+	[ -x "$BIN_DIR/kube-lite-proxy" ] || return 0
+	local range=""
+	[ -f "$CONF_DIR/proxy.env" ] && range=$(sed -n 's/.*--service-cluster-ip-range \([^ "]*\).*/\1/p' "$CONF_DIR/proxy.env")
+	"$BIN_DIR/kube-lite-proxy" --cleanup --service-cluster-ip-range "${range:-$SERVICE_CIDR}" ||
+		echo "$(basename "$0"): kube-lite-proxy --cleanup failed" >&2
+}
+
 if [ "$STOP" = 1 ]; then
 	step "stopping the node"
 	if [ "$NO_SYSTEMD" = 1 ]; then
@@ -124,7 +152,8 @@ if [ "$STOP" = 1 ]; then
 	else
 		# containerd is the host's service: it keeps running, with the pods
 		# the kubelet no longer manages; 'systemctl stop containerd' ends them.
-		stop_units kube-lite-kubelet.service
+		stop_units kube-lite-kubelet.service kube-lite-proxy.service
+		proxy_cleanup
 	fi
 	exit 0
 fi
@@ -143,6 +172,14 @@ for b in kube-lite-kubelet kubectl-lite; do
 	[ -x "$SRC_BIN/$b" ] || die "$SRC_BIN/$b is missing: run 'make build' (or pass --bin-dir)"
 	install_file "$SRC_BIN/$b" "$BIN_DIR/$b" 0755
 done
+# Until kube-lite-proxy is built (cmd/kube-lite-proxy), a node without Services.
+PROXY=0
+if [ -x "$SRC_BIN/kube-lite-proxy" ]; then
+	[ -f "$PKI_SRC/proxy.kubeconfig" ] || die "$PKI_SRC/proxy.kubeconfig is missing: write the PKI with a kube-lite-pki that has kube-lite-proxy"
+	command -v nft >/dev/null || die "nft not found: apt-get install nftables"
+	install_file "$SRC_BIN/kube-lite-proxy" "$BIN_DIR/kube-lite-proxy" 0755
+	PROXY=1
+fi
 
 step "certificates and kubeconfig of node $NODE -> $PKI_DIR"
 mkdir -p "$PKI_DIR"
@@ -153,6 +190,7 @@ install_file "$PKI_SRC/kubelet-$NODE.key" "$PKI_DIR/kubelet.key" 0600
 install_file "$PKI_SRC/node-$NODE.crt" "$PKI_DIR/node.crt" 0644
 install_file "$PKI_SRC/node-$NODE.key" "$PKI_DIR/node.key" 0600
 install_file "$PKI_SRC/node-$NODE.kubeconfig" "$PKI_DIR/kubelet.kubeconfig" 0600
+[ "$PROXY" = 0 ] || install_file "$PKI_SRC/proxy.kubeconfig" "$PKI_DIR/proxy.kubeconfig" 0600
 
 step "images -> $STATE_DIR/images"
 mkdir -p "$STATE_DIR/images"
@@ -175,9 +213,18 @@ write_env "$CONF_DIR/kubelet.env" KUBE_LITE_KUBELET_ARGS \
 	--root-dir "$STATE_DIR/kubelet" --image-dir "$STATE_DIR/images" \
 	--cni-bin-dir "$CNI_BIN_DIR" --cni-conf-dir "$CNI_CONF_DIR" --cni-bridge "$CNI_BRIDGE" \
 	--port "$KUBELET_PORT" --healthz-port "$HEALTHZ_PORT" \
+	--cluster-dns "$CLUSTER_DNS" --cluster-domain cluster.local \
 	--tls-cert-file "$PKI_DIR/kubelet.crt" --tls-private-key-file "$PKI_DIR/kubelet.key" \
 	--client-ca-file "$PKI_DIR/ca.crt"
 render "$TEMPLATES/kube-lite-kubelet.service" "$UNIT_DIR/kube-lite-kubelet.service"
+if [ "$PROXY" = 1 ]; then
+	step "kube-lite-proxy flags and unit"
+	write_env "$CONF_DIR/proxy.env" KUBE_LITE_PROXY_ARGS \
+		--kubeconfig "$PKI_DIR/proxy.kubeconfig" --hostname-override "$NODE" \
+		--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
+		--healthz-bind-address "0.0.0.0:$PROXY_HEALTHZ_PORT" --metrics-bind-address "127.0.0.1:$PROXY_METRICS_PORT"
+	render "$TEMPLATES/kube-lite-proxy.service" "$UNIT_DIR/kube-lite-proxy.service"
+fi
 
 step "starting containerd ($CONTAINERD_SOCK)"
 start_units containerd.service
@@ -191,6 +238,13 @@ node_ready() {
 		"$SERVER/api/v1/nodes/$NODE" | grep -q '"type":"Ready","status":"True"'
 }
 wait_for 120 node_ready || fail_with_log kube-lite-kubelet.service "node $NODE did not become Ready at $SERVER"
+
+if [ "$PROXY" = 1 ]; then
+	step "starting kube-lite-proxy (Services of $SERVICE_CIDR)"
+	start_units kube-lite-proxy.service
+	wait_for 60 curl -fsS --max-time 2 "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz" ||
+		fail_with_log kube-lite-proxy.service "kube-lite-proxy did not answer on port $PROXY_HEALTHZ_PORT"
+fi
 
 echo
 echo "Node $NODE joined $SERVER and is Ready."
