@@ -122,8 +122,8 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}
-	if err := runIP(ctx, serviceRouteCommands(o.serviceCIDR), func(args []string) bool { return args[1] == "del" }); err != nil {
-		return fmt.Errorf("service range routes: %w", err)
+	if err := SetupNode(ctx, o.serviceCIDR); err != nil {
+		return err
 	}
 	cfg, err := component.RESTConfig(o.Kubeconfig, "kube-lite-proxy")
 	if err != nil {

@@ -2,12 +2,32 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 )
+
+// SetupNode prepares the host for the table's rules: the service range's
+// routes, forwarding, and bridged pod traffic through the IP hooks (without
+// it, a reply between two pods on one bridge skips the un-DNAT and the
+// client sees it come from the pod rather than the Service).
+func SetupNode(ctx context.Context, serviceCIDR netip.Prefix) error {
+	for path, value := range map[string]string{
+		"/proc/sys/net/ipv4/ip_forward":                "1",
+		"/proc/sys/net/bridge/bridge-nf-call-iptables": "1",
+	} {
+		// No bridge support loaded: no bridged pod traffic to see.
+		if err := os.WriteFile(path, []byte(value), 0o644); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sysctl %s: %w", path, err)
+		}
+	}
+	return runIP(ctx, serviceRouteCommands(serviceCIDR), func(args []string) bool { return args[1] == "del" })
+}
 
 // localServiceTable is the routing table the host's own connections to the
 // service range use (see serviceRouteCommands).

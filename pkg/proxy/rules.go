@@ -146,8 +146,10 @@ func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
 	}
 	// Numeric priorities: nft 1.0.6 refuses "dstnat" on the output hook.
 	for _, bc := range []baseChain{
+		// After nat-prerouting's DNAT: what is still addressed to a Service
+		// found no endpoint.
+		{"filter-prerouting", knftables.FilterType, knftables.PreroutingHook, "-90"},
 		{"filter-input", knftables.FilterType, knftables.InputHook, "0"},
-		{"filter-forward", knftables.FilterType, knftables.ForwardHook, "0"},
 		{"filter-output", knftables.FilterType, knftables.OutputHook, "0"},
 		{"nat-prerouting", knftables.NATType, knftables.PreroutingHook, "-100"},
 		{"nat-output", knftables.NATType, knftables.OutputHook, "-100"},
@@ -158,11 +160,13 @@ func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
 	for _, c := range []string{servicesChain, masqueradingChain, markMasqChain, rejectChain, endpointsCheckChain, nodePortsCheckChain, clusterIPsCheckChain} {
 		r.chain(c)
 	}
-	// Rejects run in the filter hooks: REJECT is not allowed in nat chains,
-	// and only new connections can hit a Service without endpoints.
+	// Rejects run in filter chains (nat chains cannot reject), for new
+	// connections only. A pod's packet is rejected in prerouting: after it,
+	// the service range's unreachable route would answer "no route to host"
+	// instead of "connection refused".
+	r.rule("filter-prerouting", "ct state new", "jump", endpointsCheckChain)
+	r.rule("filter-prerouting", "ct state new", "jump", clusterIPsCheckChain)
 	r.rule("filter-input", "ct state new", "jump", nodePortsCheckChain)
-	r.rule("filter-input", "ct state new", "jump", endpointsCheckChain)
-	r.rule("filter-forward", "ct state new", "jump", endpointsCheckChain)
 	r.rule("filter-output", "ct state new", "jump", endpointsCheckChain)
 	r.rule("filter-output", "ct state new", "jump", clusterIPsCheckChain)
 	r.rule("nat-prerouting", "jump", servicesChain)
@@ -173,6 +177,9 @@ func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
 	r.rule(masqueradingChain, "mark", "and", masqueradeMark, "==", "0", "return")
 	r.rule(masqueradingChain, "mark", "set", "mark", "xor", masqueradeMark)
 	r.rule(masqueradingChain, "masquerade fully-random")
+	// An ICMP error for the host's own connection, routed through
+	// loopback, does not reach its socket; a TCP reset does.
+	r.rule(rejectChain, "meta l4proto tcp reject with tcp reset")
 	r.rule(rejectChain, "reject")
 
 	const ipPortProto = "ipv4_addr . inet_proto . inet_service : verdict"
@@ -207,9 +214,11 @@ func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
 		r.rule(nodePortsCheckChain, "ip daddr", "@", nodePortIPsSet, "meta l4proto . th dport vmap", "@", noEndpointNodePortsMap)
 	}
 	if cfg.ServiceCIDR.IsValid() {
-		// The host's own connections reach here after nat-output: anything
-		// still addressed to the service range matched no Service rule.
-		r.rule(clusterIPsCheckChain, "ip daddr", cfg.ServiceCIDR, "reject")
+		// Reached after DNAT: anything still addressed to the service range
+		// matched no Service. Refused at once, where the unreachable route
+		// would answer with rate-limited ICMP (and the host's own connections
+		// would wait for nothing).
+		r.rule(clusterIPsCheckChain, "ip daddr", cfg.ServiceCIDR, "goto", rejectChain)
 	}
 }
 
