@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -30,6 +31,7 @@ var groupVersions = []func(*runtime.Scheme) error{
 	appsv1.AddToScheme,
 	batchv1.AddToScheme,
 	coordinationv1.AddToScheme,
+	discoveryv1.AddToScheme,
 	rbacv1.AddToScheme,
 	schedulingv1.AddToScheme,
 	autoscalingv1.AddToScheme,

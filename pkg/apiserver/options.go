@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kube-lite/kube-lite/pkg/apiserver/servicealloc"
 )
 
 // Options are the apiserver's command-line settings, named as upstream's.
@@ -43,6 +45,14 @@ type Options struct {
 	AdmissionControlConfigFile string
 	// Security: authentication and authorization (security.go).
 	Security SecurityOptions
+	// ServiceClusterIPRange and ServiceNodePortRange are what Services'
+	// cluster IPs and node ports are allocated from.
+	ServiceClusterIPRange string
+	ServiceNodePortRange  string
+	// AdvertiseAddress is the address the `kubernetes` Service's endpoints
+	// name; empty picks --bind-address or, when that is unspecified, the
+	// host's first non-loopback IPv4 address.
+	AdvertiseAddress string
 }
 
 // NewOptions returns the defaults.
@@ -57,6 +67,8 @@ func NewOptions() *Options {
 		Security:               NewSecurityOptions(),
 		Profiling:              true,
 		GCPercentUnderLoad:     400,
+		ServiceClusterIPRange:  DefaultServiceClusterIPRange,
+		ServiceNodePortRange:   DefaultServiceNodePortRange,
 	}
 }
 
@@ -81,6 +93,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletCertificateAuth, "kubelet-certificate-authority", o.KubeletCertificateAuth, "CA bundle that verifies kubelets' serving certificates.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof to users allowed to read it.")
 	fs.IntVar(&o.GCPercentUnderLoad, "gc-percent-under-load", o.GCPercentUnderLoad, "Garbage collection target (as GOGC) while serving more than 500 requests/s: less CPU spent collecting for more memory while busy. 0 disables; a GOGC environment variable overrides it.")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs (IPv4). Its first address is the kubernetes Service's.")
+	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility, inclusive at both ends (30000-32767).")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "The IP address on which to advertise the apiserver to members of the cluster (the kubernetes Service's endpoints). Empty uses --bind-address or, when that is 0.0.0.0, the host's first non-loopback IPv4 address.")
 	o.Security.AddFlags(fs)
 }
 
@@ -108,9 +123,40 @@ func (o *Options) Validate() error {
 	if o.GCPercentUnderLoad < 0 {
 		errs = append(errs, fmt.Errorf("--gc-percent-under-load %d is negative", o.GCPercentUnderLoad))
 	}
+	if _, err := servicealloc.ParseIPRange(o.ServiceClusterIPRange); err != nil {
+		errs = append(errs, fmt.Errorf("--service-cluster-ip-range: %w", err))
+	}
+	if _, err := servicealloc.ParsePortRange(o.ServiceNodePortRange); err != nil {
+		errs = append(errs, fmt.Errorf("--service-node-port-range: %w", err))
+	}
+	if o.AdvertiseAddress != "" && net.ParseIP(o.AdvertiseAddress) == nil {
+		errs = append(errs, fmt.Errorf("--advertise-address %q is not an IP address", o.AdvertiseAddress))
+	}
 	errs = append(errs, o.Security.Validate())
 	return errors.Join(errs...)
 }
 
 // Run serves with these options until ctx ends (see the package's Run).
 func (o *Options) Run(ctx context.Context) error { return Run(ctx, o, nil) }
+
+// advertiseAddress is --advertise-address, or --bind-address when it is a
+// specific address, or the host's first non-loopback IPv4 address (empty
+// when it has none).
+func (o *Options) advertiseAddress() string {
+	if o.AdvertiseAddress != "" {
+		return o.AdvertiseAddress
+	}
+	if ip := net.ParseIP(o.BindAddress); ip != nil && !ip.IsUnspecified() {
+		return ip.String()
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+			return n.IP.String()
+		}
+	}
+	return ""
+}

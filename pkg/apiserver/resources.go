@@ -8,6 +8,8 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/clusterrolebinding"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/configmap"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/deployment"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/endpoints"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/endpointslice"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/event"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/job"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/lease"
@@ -39,6 +41,7 @@ func Resources(c clock.PassiveClock) []*registry.Resource {
 		secret.Resource(c),
 		serviceaccount.Resource(c),
 		service.Resource(c),
+		endpoints.Resource(c),
 		deployment.Resource(c),
 		replicaset.Resource(c),
 		job.Resource(c),
@@ -53,5 +56,6 @@ func Resources(c clock.PassiveClock) []*registry.Resource {
 		validatingwebhookconfiguration.Resource(c),
 		priorityclass.Resource(c),
 		poddisruptionbudget.Resource(c),
+		endpointslice.Resource(c),
 	}
 }

@@ -79,7 +79,9 @@ func Run(ctx context.Context, o *Options, ready chan<- struct{}) error {
 		return fmt.Errorf("load serving certificate: %w", err)
 	}
 
-	cfg := Config{Etcd: client, EtcdCacheWatch: conn.cacheWatch, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Profiling: o.Profiling, Security: &o.Security, PodSecurity: podSecurity}
+	cfg := Config{Etcd: client, EtcdCacheWatch: conn.cacheWatch, EtcdPrefix: o.EtcdPrefix, Clock: clock.RealClock{}, Profiling: o.Profiling, Security: &o.Security, PodSecurity: podSecurity,
+		ServiceClusterIPRange: o.ServiceClusterIPRange, ServiceNodePortRange: o.ServiceNodePortRange,
+		AdvertiseAddress: o.advertiseAddress(), AdvertisePort: int32(o.SecurePort)}
 	clientCAs, err := clientCertPool(&o.Security)
 	if err != nil {
 		return err
@@ -213,6 +215,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	if err := s.startServices(ctx); err != nil {
+		return err
 	}
 	return s.startSecurity(ctx)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/openapi"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/servicealloc"
 	"github.com/kube-lite/kube-lite/pkg/storage/cacher"
 	"github.com/kube-lite/kube-lite/pkg/storage/etcd3"
 )
@@ -52,6 +53,16 @@ type Config struct {
 	// (--admission-control-config-file); nil checks namespaces by their
 	// labels alone, with nothing exempt.
 	PodSecurity *podsecurity.Config
+	// ServiceClusterIPRange and ServiceNodePortRange are what Services'
+	// cluster IPs and node ports are allocated from; empty means upstream's
+	// defaults.
+	ServiceClusterIPRange string
+	ServiceNodePortRange  string
+	// AdvertiseAddress and AdvertisePort are where the `kubernetes`
+	// Service's endpoints send clients to this server; no address leaves
+	// the Service without this server's endpoint.
+	AdvertiseAddress string
+	AdvertisePort    int32
 }
 
 // Server is an assembled apiserver. Serve its Handler over TLS.
@@ -67,6 +78,13 @@ type Server struct {
 	metrics  *requestMetrics
 	// podSecurity configures the built-in chain's PodSecurity plugin.
 	podSecurity *podsecurity.Config
+	// serviceAlloc allocates Services' cluster IPs and node ports from
+	// serviceIPs and the node port range.
+	serviceAlloc     *servicealloc.Services
+	serviceIPs       *servicealloc.IPRange
+	etcdPrefix       string
+	advertiseAddress string
+	advertisePort    int32
 }
 
 // New assembles the server.
@@ -82,6 +100,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Resources == nil {
 		cfg.Resources = Resources(cfg.Clock)
+	}
+	if cfg.AdvertisePort == 0 {
+		cfg.AdvertisePort = 6443
+	}
+	svcAlloc, svcIPs, err := newServiceAllocators(&cfg)
+	if err != nil {
+		return nil, err
 	}
 	scheme := api.NewScheme()
 	opts := []etcd3.Option{etcd3.SharedBookmarks(cfg.Etcd, cfg.BookmarkInterval)}
@@ -125,10 +150,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Storage = c
 		stores = append(stores, st)
 	}
-	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: reg, stores: stores, clock: cfg.Clock, podSecurity: cfg.PodSecurity}
+	s := &Server{scheme: scheme, etcd: cfg.Etcd, registry: reg, stores: stores, clock: cfg.Clock, podSecurity: cfg.PodSecurity,
+		serviceAlloc: svcAlloc, serviceIPs: svcIPs, etcdPrefix: cfg.EtcdPrefix, advertiseAddress: cfg.AdvertiseAddress, advertisePort: cfg.AdvertisePort}
 	chain := cfg.Admission
 	if chain == nil {
-		var err error
 		if chain, err = s.defaultAdmission(ctx); err != nil {
 			return nil, err
 		}

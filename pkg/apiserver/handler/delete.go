@@ -189,6 +189,9 @@ func (h *Handler) deleteOne(r *http.Request, st *Store, ns, name string, known r
 		if err != nil {
 			return nil, false, storageError(err, gr, name)
 		}
+		if deleteNow {
+			release(ctx, st, out)
+		}
 		if deleteNow && st.Deletion != nil {
 			// A kind deleted gracefully answers, as upstream's, with the
 			// object as marked for deletion (grace period 0), not as stored.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 	"github.com/kube-lite/kube-lite/pkg/storage"
 )
@@ -180,16 +181,23 @@ func (h *Handler) createOnce(ctx context.Context, st *Store, a *admission.Attrib
 	if len(errs) > 0 {
 		return nil, invalid(st, m.GetName(), errs)
 	}
+	alloc, err := allocate(ctx, st, obj, nil, dry)
+	if err != nil {
+		return nil, err
+	}
 	if err := h.admission.Validate(ctx, a); err != nil {
+		settle(ctx, alloc, false)
 		return nil, err
 	}
 	if dry {
+		settle(ctx, alloc, false)
 		return obj, nil
 	}
 	// The stored object is decoded back into obj: one decode fewer on the
 	// hottest path.
 	key := st.Key(m.GetNamespace(), m.GetName())
-	err := st.Storage.Create(ctx, key, obj, obj)
+	err = st.Storage.Create(ctx, key, obj, obj)
+	settle(ctx, alloc, err == nil)
 	if err == nil {
 		return obj, nil
 	}
@@ -277,12 +285,17 @@ func (h *Handler) guaranteedUpdate(w http.ResponseWriter, r *http.Request, st *S
 func (h *Handler) storeUpdate(r *http.Request, st *Store, ns, name string, ep endpoint, dry bool,
 	pre *storage.Preconditions, next func(cur runtime.Object) (runtime.Object, error)) (out runtime.Object, dryRan bool, err error) {
 	out = st.New()
+	// What an attempt claimed is settled with the write; an attempt that
+	// lost a race frees its claims before the next one.
+	var alloc registry.Allocation
 	err = st.Storage.GuaranteedUpdate(r.Context(), st.Key(ns, name), out, false, pre, func(cur runtime.Object) (runtime.Object, error) {
+		settle(r.Context(), alloc, false)
+		alloc = nil
 		obj, err := next(cur)
 		if err != nil {
 			return nil, err
 		}
-		if err := h.prepareUpdate(r, st, ep, obj, cur, dry); err != nil {
+		if alloc, err = h.prepareUpdate(r, st, ep, obj, cur, dry); err != nil {
 			return nil, err
 		}
 		if dry {
@@ -290,6 +303,7 @@ func (h *Handler) storeUpdate(r *http.Request, st *Store, ns, name string, ep en
 		}
 		return obj, nil
 	})
+	settle(r.Context(), alloc, err == nil)
 	var d errDryRun
 	if errors.As(err, &d) {
 		return d.obj, true, nil
@@ -313,12 +327,13 @@ func (h *Handler) answerUpdate(w http.ResponseWriter, r *http.Request, st *Store
 }
 
 // prepareUpdate checks the resourceVersion, keeps the server-managed
-// metadata, and applies the endpoint's rules and admission.
-func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cur runtime.Object, dry bool) error {
+// metadata, and applies the endpoint's rules, allocation and admission. The
+// allocation it returns is the caller's to settle.
+func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cur runtime.Object, dry bool) (registry.Allocation, error) {
 	ctx := r.Context()
 	nm, cm := metaOf(obj), metaOf(cur)
 	if rv := nm.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
-		return conflict(st, cm.GetName())
+		return nil, conflict(st, cm.GetName())
 	}
 	nm.SetResourceVersion(cm.GetResourceVersion())
 	nm.SetName(cm.GetName())
@@ -342,7 +357,7 @@ func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cu
 	}
 	a := h.attrs(r, st, admission.Update, sub, cm.GetNamespace(), cm.GetName(), obj, cur, dry)
 	if err := h.admission.Mutate(ctx, a); err != nil {
-		return err
+		return nil, err
 	}
 	metaPath := field.NewPath("metadata")
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(nm, cm, metaPath)
@@ -362,9 +377,44 @@ func (h *Handler) prepareUpdate(r *http.Request, st *Store, ep endpoint, obj, cu
 		errs = append(errs, apivalidation.ValidateNoNewFinalizers(nm.GetFinalizers(), cm.GetFinalizers(), metaPath.Child("finalizers"))...)
 	}
 	if len(errs) > 0 {
-		return invalid(st, cm.GetName(), errs)
+		return nil, invalid(st, cm.GetName(), errs)
 	}
-	return h.admission.Validate(ctx, a)
+	var alloc registry.Allocation
+	if ep == mainEndpoint {
+		var err error
+		if alloc, err = allocate(ctx, st, obj, cur, dry); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.admission.Validate(ctx, a); err != nil {
+		settle(ctx, alloc, false)
+		return nil, err
+	}
+	return alloc, nil
+}
+
+// allocate claims what obj holds beyond its key, for a resource with an
+// Allocator (nil otherwise).
+func allocate(ctx context.Context, st *Store, obj, old runtime.Object, dry bool) (registry.Allocation, error) {
+	if st.Allocator == nil {
+		return nil, nil
+	}
+	return st.Allocator.Allocate(ctx, obj, old, dry)
+}
+
+// settle finishes an allocation (nil: nothing was claimed) once its write
+// is known: written keeps it, otherwise what it claimed is freed.
+func settle(ctx context.Context, alloc registry.Allocation, written bool) {
+	if alloc != nil {
+		alloc.Finish(ctx, written)
+	}
+}
+
+// release frees what a deleted object held beyond its key.
+func release(ctx context.Context, st *Store, obj runtime.Object) {
+	if st.Allocator != nil {
+		st.Allocator.Release(ctx, obj)
+	}
 }
 
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
@@ -424,6 +474,9 @@ func (h *Handler) finishDeletion(w http.ResponseWriter, r *http.Request, st *Sto
 	if err != nil && !apierrors.IsNotFound(storageError(err, st.groupResource(), name)) {
 		writeError(w, r, storageError(err, st.groupResource(), name))
 		return
+	}
+	if err == nil {
+		release(r.Context(), st, out)
 	}
 	h.respond(w, r, st, http.StatusOK, obj)
 }

@@ -69,6 +69,25 @@ type TableConvertor interface {
 	Cells(obj runtime.Object) ([]interface{}, error)
 }
 
+// Allocator claims what an object holds outside its own key (a Service's
+// cluster IPs and node ports), so that no two objects hold the same.
+type Allocator interface {
+	// Allocate fills in and claims what obj needs that old (nil on a
+	// create) does not hold already, after validation and before the
+	// write. With dryRun it checks without claiming anything.
+	Allocate(ctx context.Context, obj, old runtime.Object, dryRun bool) (Allocation, error)
+	// Release frees what a deleted object held.
+	Release(ctx context.Context, obj runtime.Object)
+}
+
+// Allocation is what one Allocate claimed, settled once the write is done.
+type Allocation interface {
+	// Finish keeps what was claimed and frees what the old object held and
+	// the new one no longer does when written is true; otherwise (a failed
+	// or dry-run write) it frees what was claimed.
+	Finish(ctx context.Context, written bool)
+}
+
 // AttrFunc returns an object's labels and its selectable fields
 // (metadata.name and metadata.namespace are always among them).
 type AttrFunc func(obj runtime.Object) (labels.Set, fields.Set, error)
@@ -117,6 +136,9 @@ type Resource struct {
 	// NoDeleteCollection refuses DELETE on the collection (405), as
 	// upstream does for namespaces: one request must not end them all.
 	NoDeleteCollection bool
+	// Allocator, when set, claims what objects hold beyond their own key;
+	// the handler settles each claim with the write it belongs to.
+	Allocator Allocator
 	// ExtraSubresources are served by dedicated handlers (pods/binding,
 	// pods/log, pods/eviction); they are listed here for discovery.
 	ExtraSubresources []Subresource

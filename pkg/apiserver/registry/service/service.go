@@ -1,7 +1,7 @@
 // Package service holds the Service strategy: defaults, spec validation,
 // the cluster IP kept across updates, the status subresource and the table.
-// kube-lite stores services as given: no cluster IP or node port
-// allocation happens here.
+// Cluster IPs and node ports are allocated by servicealloc, the resource's
+// Allocator, once validation passed.
 package service
 
 import (
