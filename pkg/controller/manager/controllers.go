@@ -2,14 +2,19 @@ package manager
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/pkg/controller/deployment"
 	"github.com/kube-lite/kube-lite/pkg/controller/disruption"
+	"github.com/kube-lite/kube-lite/pkg/controller/endpoint"
+	"github.com/kube-lite/kube-lite/pkg/controller/endpointslice"
 	"github.com/kube-lite/kube-lite/pkg/controller/garbagecollector"
 	"github.com/kube-lite/kube-lite/pkg/controller/job"
 	"github.com/kube-lite/kube-lite/pkg/controller/namespace"
@@ -17,21 +22,25 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/controller/nodelifecycle"
 	"github.com/kube-lite/kube-lite/pkg/controller/podgc"
 	"github.com/kube-lite/kube-lite/pkg/controller/replicaset"
+	"github.com/kube-lite/kube-lite/pkg/controller/rootcacertpublisher"
 	"github.com/kube-lite/kube-lite/pkg/controller/ttlafterfinished"
 )
 
 func initializers() map[string]initFunc {
 	return map[string]initFunc{
-		"deployment":       startDeployment,
-		"replicaset":       startReplicaSet,
-		"job":              startJob,
-		"garbagecollector": startGarbageCollector,
-		"nodelifecycle":    startNodeLifecycle,
-		"nodeipam":         startNodeIPAM,
-		"namespace":        startNamespace,
-		"podgc":            startPodGC,
-		"ttlafterfinished": startTTLAfterFinished,
-		"disruption":       startDisruption,
+		"deployment":             startDeployment,
+		"replicaset":             startReplicaSet,
+		"job":                    startJob,
+		"garbagecollector":       startGarbageCollector,
+		"nodelifecycle":          startNodeLifecycle,
+		"nodeipam":               startNodeIPAM,
+		"namespace":              startNamespace,
+		"podgc":                  startPodGC,
+		"ttlafterfinished":       startTTLAfterFinished,
+		"disruption":             startDisruption,
+		"endpoint":               startEndpoint,
+		"endpointslice":          startEndpointSlice,
+		rootcacertpublisher.Name: startRootCACertPublisher,
 	}
 }
 
@@ -131,4 +140,51 @@ func startDisruption(_ context.Context, cc *controllerContext) (runFunc, error) 
 		disruption.Scales{Mapper: mapper, Client: dyn, Discovery: disc}, cc.metrics, cc.clock)
 	c.Events = cc.recorder("controllermanager")
 	return func(ctx context.Context) { c.Run(ctx, 1) }, nil
+}
+
+func startEndpoint(_ context.Context, cc *controllerContext) (runFunc, error) {
+	f := cc.informers
+	c := endpoint.New(cc.client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints(), cc.metrics)
+	c.Events = cc.recorder(endpoint.ControllerName)
+	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentEndpointSyncs) }, nil
+}
+
+func startEndpointSlice(_ context.Context, cc *controllerContext) (runFunc, error) {
+	f := cc.informers
+	c := endpointslice.New(cc.client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Nodes(),
+		f.Discovery().V1().EndpointSlices(), cc.opts.MaxEndpointsPerSlice, cc.metrics)
+	c.Events = cc.recorder("endpoint-slice-controller")
+	return func(ctx context.Context) { c.Run(ctx, cc.opts.ConcurrentServiceEndpointSyncs) }, nil
+}
+
+func startRootCACertPublisher(_ context.Context, cc *controllerContext) (runFunc, error) {
+	ca, err := rootCA(cc.opts.RootCAFile, cc.config)
+	if err != nil {
+		return nil, err
+	}
+	f := cc.informers
+	p := rootcacertpublisher.New(cc.client, f.Core().V1().ConfigMaps(), f.Core().V1().Namespaces(), ca, cc.metrics)
+	return func(ctx context.Context) { p.Run(ctx, 1) }, nil
+}
+
+// rootCA is the bundle the root CA publisher hands out: --root-ca-file, or
+// else the CA this process verifies the apiserver with, as upstream.
+func rootCA(file string, cfg *rest.Config) ([]byte, error) {
+	if file == "" {
+		if len(cfg.TLSClientConfig.CAData) > 0 {
+			return cfg.TLSClientConfig.CAData, nil
+		}
+		file = cfg.TLSClientConfig.CAFile
+		if file == "" {
+			return nil, fmt.Errorf("no --root-ca-file and no CA in the kubeconfig: nothing to publish as %s", rootcacertpublisher.ConfigMapName)
+		}
+	}
+	ca, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("root CA: %w", err)
+	}
+	if block, _ := pem.Decode(ca); block == nil {
+		return nil, fmt.Errorf("root CA %s: no PEM data", file)
+	}
+	return ca, nil
 }

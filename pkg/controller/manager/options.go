@@ -33,6 +33,15 @@ type Options struct {
 	ConcurrentNamespaceSyncs  int
 	ConcurrentTTLSyncs        int
 
+	ConcurrentEndpointSyncs        int
+	ConcurrentServiceEndpointSyncs int
+	MaxEndpointsPerSlice           int
+
+	// RootCAFile is the CA bundle published as kube-root-ca.crt in every
+	// namespace; empty means the CA the controller-manager trusts the
+	// apiserver with (its kubeconfig's), as upstream.
+	RootCAFile string
+
 	TerminatedPodGCThreshold int
 
 	// JobPodFailureBackoff is the Job controller's first delay before
@@ -45,19 +54,22 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		BindAddress:               "127.0.0.1:10257",
-		Controllers:               []string{"*"},
-		NodeCIDRMaskSize:          24,
-		NodeMonitorGracePeriod:    50 * time.Second,
-		NodeMonitorPeriod:         5 * time.Second,
-		ConcurrentDeploymentSyncs: 5,
-		ConcurrentReplicaSetSyncs: 5,
-		ConcurrentJobSyncs:        5,
-		ConcurrentGCSyncs:         20,
-		ConcurrentNamespaceSyncs:  10,
-		ConcurrentTTLSyncs:        5,
-		TerminatedPodGCThreshold:  12500,
-		JobPodFailureBackoff:      10 * time.Second,
+		BindAddress:                    "127.0.0.1:10257",
+		Controllers:                    []string{"*"},
+		NodeCIDRMaskSize:               24,
+		NodeMonitorGracePeriod:         50 * time.Second,
+		NodeMonitorPeriod:              5 * time.Second,
+		ConcurrentDeploymentSyncs:      5,
+		ConcurrentReplicaSetSyncs:      5,
+		ConcurrentJobSyncs:             5,
+		ConcurrentGCSyncs:              20,
+		ConcurrentNamespaceSyncs:       10,
+		ConcurrentTTLSyncs:             5,
+		ConcurrentEndpointSyncs:        5,
+		ConcurrentServiceEndpointSyncs: 5,
+		MaxEndpointsPerSlice:           100,
+		TerminatedPodGCThreshold:       12500,
+		JobPodFailureBackoff:           10 * time.Second,
 	}
 }
 
@@ -78,6 +90,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "Garbage collector workers.")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
 	fs.IntVar(&o.ConcurrentTTLSyncs, "concurrent-ttl-after-finished-syncs", o.ConcurrentTTLSyncs, "Finished Jobs checked for ttlSecondsAfterFinished at once.")
+	fs.IntVar(&o.ConcurrentEndpointSyncs, "concurrent-endpoint-syncs", o.ConcurrentEndpointSyncs, "Services whose Endpoints are synced at once.")
+	fs.IntVar(&o.ConcurrentServiceEndpointSyncs, "concurrent-service-endpoint-syncs", o.ConcurrentServiceEndpointSyncs, "Services whose EndpointSlices are synced at once (1 to 50).")
+	fs.IntVar(&o.MaxEndpointsPerSlice, "max-endpoints-per-slice", o.MaxEndpointsPerSlice, "Most endpoints in one EndpointSlice (1 to 1000).")
+	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published as kube-root-ca.crt (key ca.crt) in every namespace; default: the CA in --kubeconfig.")
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Finished pods kept before the oldest are deleted; 0 keeps all.")
 	o.LeaderElection.AddFlags(fs, "kube-controller-manager")
 }
@@ -112,10 +128,18 @@ func (o *Options) Validate() error {
 		"--concurrent-deployment-syncs": o.ConcurrentDeploymentSyncs, "--concurrent-replicaset-syncs": o.ConcurrentReplicaSetSyncs,
 		"--concurrent-job-syncs": o.ConcurrentJobSyncs, "--concurrent-gc-syncs": o.ConcurrentGCSyncs,
 		"--concurrent-namespace-syncs": o.ConcurrentNamespaceSyncs, "--concurrent-ttl-after-finished-syncs": o.ConcurrentTTLSyncs,
+		"--concurrent-endpoint-syncs": o.ConcurrentEndpointSyncs, "--concurrent-service-endpoint-syncs": o.ConcurrentServiceEndpointSyncs,
 	} {
 		if n < 1 {
 			errs = append(errs, fmt.Sprintf("%s must be at least 1", name))
 		}
+	}
+	// Upstream's bounds.
+	if o.ConcurrentServiceEndpointSyncs > 50 {
+		errs = append(errs, fmt.Sprintf("--concurrent-service-endpoint-syncs must not be more than 50, but got %d", o.ConcurrentServiceEndpointSyncs))
+	}
+	if o.MaxEndpointsPerSlice < 1 || o.MaxEndpointsPerSlice > 1000 {
+		errs = append(errs, fmt.Sprintf("--max-endpoints-per-slice must lie between 1 and 1000, but got %d", o.MaxEndpointsPerSlice))
 	}
 	if o.TerminatedPodGCThreshold < 0 {
 		errs = append(errs, "--terminated-pod-gc-threshold must not be negative")
@@ -153,13 +177,19 @@ func canonicalName(name string) string {
 		return "ttlafterfinished"
 	case "disruption-controller":
 		return "disruption"
+	case "endpoints-controller":
+		return "endpoint"
+	case "endpointslice-controller":
+		return "endpointslice"
+	case "root-ca-certificate-publisher-controller":
+		return "root-ca-cert-publisher"
 	}
 	return name
 }
 
 // KnownControllers lists the controller names, sorted.
 func KnownControllers() []string {
-	return []string{"deployment", "disruption", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}
+	return []string{"deployment", "disruption", "endpoint", "endpointslice", "garbagecollector", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "root-ca-cert-publisher", "ttlafterfinished"}
 }
 
 // EnabledControllers resolves --controllers with upstream's rules: '*'

@@ -12,10 +12,11 @@ func TestEnabledControllers(t *testing.T) {
 		wantErr string
 	}{
 		{spec: []string{"*"}, want: KnownControllers()},
-		{spec: []string{"*", "-job"}, want: []string{"deployment", "disruption", "garbagecollector", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}},
+		{spec: []string{"*", "-job"}, want: []string{"deployment", "disruption", "endpoint", "endpointslice", "garbagecollector", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "root-ca-cert-publisher", "ttlafterfinished"}},
 		{spec: []string{"deployment", "replicaset"}, want: []string{"deployment", "replicaset"}},
 		{spec: []string{"-job", "job"}, want: nil},
-		{spec: []string{"*", "-garbage-collector-controller", "-disruption-controller"}, want: []string{"deployment", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "ttlafterfinished"}},
+		{spec: []string{"*", "-garbage-collector-controller", "-disruption-controller"}, want: []string{"deployment", "endpoint", "endpointslice", "job", "namespace", "nodeipam", "nodelifecycle", "podgc", "replicaset", "root-ca-cert-publisher", "ttlafterfinished"}},
+		{spec: []string{"endpoints-controller", "endpointslice-controller", "root-ca-certificate-publisher-controller"}, want: []string{"endpoint", "endpointslice", "root-ca-cert-publisher"}},
 		{spec: []string{"*", "-cronjob"}, wantErr: `unknown controller "cronjob"`},
 	}
 	for _, tt := range tests {
@@ -56,6 +57,9 @@ func TestValidate(t *testing.T) {
 		{name: "good cidr", mutate: func(o *Options) { o.AllocateNodeCIDRs = true; o.ClusterCIDR = "10.244.0.0/16" }},
 		{name: "bad bind address", mutate: func(o *Options) { o.BindAddress = "10257" }, wantErr: "--bind-address"},
 		{name: "zero workers", mutate: func(o *Options) { o.ConcurrentGCSyncs = 0 }, wantErr: "--concurrent-gc-syncs"},
+		{name: "zero endpoint workers", mutate: func(o *Options) { o.ConcurrentEndpointSyncs = 0 }, wantErr: "--concurrent-endpoint-syncs"},
+		{name: "too many slice workers", mutate: func(o *Options) { o.ConcurrentServiceEndpointSyncs = 51 }, wantErr: "--concurrent-service-endpoint-syncs must not be more than 50"},
+		{name: "slices too large", mutate: func(o *Options) { o.MaxEndpointsPerSlice = 1001 }, wantErr: "--max-endpoints-per-slice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
