@@ -126,7 +126,7 @@ write_env "$CONF_DIR/scheduler.env" KUBE_LITE_SCHEDULER_ARGS \
 	--kubeconfig "$PKI_DIR/scheduler.kubeconfig" --bind-address "127.0.0.1:$SCHEDULER_PORT"
 write_env "$CONF_DIR/controller-manager.env" KUBE_LITE_CONTROLLER_MANAGER_ARGS \
 	--kubeconfig "$PKI_DIR/controller-manager.kubeconfig" --bind-address "127.0.0.1:$CM_PORT" \
-	--allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR"
+	--allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR" --root-ca-file "$PKI_DIR/ca.crt"
 
 step "units -> $UNIT_DIR"
 for u in kube-lite-etcd.service kube-lite-apiserver.service kube-lite-scheduler.service kube-lite-controller-manager.service; do

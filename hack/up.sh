@@ -44,7 +44,7 @@ wait_for 60 admin_curl /readyz || fail "$LOGS/apiserver.log" "is port $PORT free
 step "scheduler and controller-manager"
 start scheduler "$BIN/kube-lite-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig" --bind-address "127.0.0.1:$SCHEDULER_PORT"
 start controller-manager "$BIN/kube-lite-controller-manager" --kubeconfig "$PKI/controller-manager.kubeconfig" \
-	--allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR" --bind-address "127.0.0.1:$CM_PORT"
+	--allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR" --bind-address "127.0.0.1:$CM_PORT" --root-ca-file "$PKI/ca.crt"
 wait_for 30 curl -fsS "http://127.0.0.1:$SCHEDULER_PORT/readyz" || fail "$LOGS/scheduler.log" "is port $SCHEDULER_PORT free? (KUBE_LITE_SCHEDULER_PORT picks another)"
 wait_for 30 curl -fsS "http://127.0.0.1:$CM_PORT/readyz" || fail "$LOGS/controller-manager.log" "is port $CM_PORT free? (KUBE_LITE_CM_PORT picks another)"
 

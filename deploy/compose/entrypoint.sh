@@ -75,7 +75,7 @@ run_scheduler() {
 run_controller_manager() {
 	wait_pki
 	exec kube-lite-controller-manager --kubeconfig "$PKI/controller-manager.kubeconfig" \
-		--bind-address 0.0.0.0:10257 "$@"
+		--bind-address 0.0.0.0:10257 --root-ca-file "$PKI/ca.crt" "$@"
 }
 
 # containerd_config writes containerd's config with hack/containerd.sh (copied
