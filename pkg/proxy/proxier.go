@@ -138,10 +138,9 @@ func (p *Proxier) queue() {
 // Run syncs until ctx ends. The table stays when it ends: connections keep
 // working while the proxy restarts, as with upstream kube-proxy.
 func (p *Proxier) Run(ctx context.Context) error {
-	p.factory.Start(ctx.Done())
 	defer p.factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
-		return fmt.Errorf("caches not synced: %w", ctx.Err())
+	if err := p.start(ctx); err != nil {
+		return err
 	}
 	slog.Info("caches synced; programming nftables", "table", TableName)
 	resync := p.cfg.Clock.NewTicker(p.cfg.SyncPeriod)
@@ -166,6 +165,15 @@ func (p *Proxier) Run(ctx context.Context) error {
 		case <-p.cfg.Clock.After(p.cfg.MinSyncPeriod):
 		}
 	}
+}
+
+// start runs the informers until ctx ends and waits for their first list.
+func (p *Proxier) start(ctx context.Context) error {
+	p.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
+		return fmt.Errorf("caches not synced: %w", ctx.Err())
+	}
+	return nil
 }
 
 // Sync writes the table once from the informers' current state.

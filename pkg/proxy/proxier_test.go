@@ -1,0 +1,232 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/knftables"
+)
+
+func histogram(t *testing.T, reg *prometheus.Registry, name string) *dto.Histogram {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			if l := m.GetLabel(); len(l) != 1 || l[0].GetValue() != "IPv4" {
+				t.Errorf("%s labels %v, want ip_family=IPv4", name, l)
+			}
+			return m.GetHistogram()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return nil
+}
+
+// waitFor consumes the proxier's sync requests until the informers show
+// what done looks for; every informer event asks for a sync after its
+// store is updated, so no change is missed.
+func waitFor(ctx context.Context, t *testing.T, p *Proxier, done func() bool) {
+	t.Helper()
+	for !done() {
+		select {
+		case <-p.dirty:
+		case <-ctx.Done():
+			t.Fatal("informers never showed the change")
+		}
+	}
+}
+
+func TestProxierFollowsTheCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now)
+
+	svc := service("web", "10.96.0.20", func(s *v1.Service) { s.Spec.SessionAffinity = v1.ServiceAffinityClientIP })
+	eps := slice("web", "web-abc", nil, readyEP("10.244.0.5", testNode), readyEP("10.244.1.3", "node-2"))
+	eps.Annotations = map[string]string{v1.EndpointsLastChangeTriggerTime: now.Add(-1500 * time.Millisecond).Format(time.RFC3339Nano)}
+	// Another proxy's Service is not ours to program.
+	other := service("other", "10.96.0.30", func(s *v1.Service) { s.Labels = map[string]string{labelServiceProxyName: "someone-else"} })
+	client := fake.NewClientset(svc, eps, other)
+	nft := knftables.NewFake(knftables.IPv4Family, TableName)
+	reg := prometheus.NewRegistry()
+	p, err := NewProxier(ProxierConfig{Client: client, NFT: nft, Rules: testConfig(), Clock: clk, Registry: reg,
+		SyncPeriod: 30 * time.Second, MinSyncPeriod: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := healthz(t, p.health).Code; got != http.StatusServiceUnavailable {
+		t.Errorf("healthz before the first sync: %d, want 503", got)
+	}
+	if err := p.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dump := nft.Dump()
+	for _, want := range []string{
+		"add element ip kube-lite service-ips { 10.96.0.20 . tcp . 80 : goto service-ns/web/tcp/http }",
+		"add chain ip kube-lite endpoint-ns/web/tcp/http__10.244.1.3/8080",
+	} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("after the first sync the table lacks %q:\n%s", want, dump)
+		}
+	}
+	if strings.Contains(dump, "10.96.0.30") {
+		t.Errorf("a Service labelled for another proxy got rules:\n%s", dump)
+	}
+	if h := histogram(t, reg, "kubeproxy_network_programming_duration_seconds"); h.GetSampleCount() != 1 || h.GetSampleSum() != 1.5 {
+		t.Errorf("network programming: %d samples summing %v s, want 1 of 1.5 s", h.GetSampleCount(), h.GetSampleSum())
+	}
+	if h := histogram(t, reg, "kubeproxy_sync_proxy_rules_duration_seconds"); h.GetSampleCount() != 1 {
+		t.Errorf("sync durations observed: %d, want 1", h.GetSampleCount())
+	}
+	if got := healthz(t, p.health).Code; got != http.StatusOK {
+		t.Errorf("healthz after a sync: %d, want 200", got)
+	}
+
+	// The kernel remembers a client of the endpoint that stays.
+	kept := "affinity-ns/web/tcp/http__10.244.0.5/8080-10800s"
+	tx := nft.NewTransaction()
+	tx.Add(&knftables.Element{Set: kept, Key: []string{"10.244.7.7"}})
+	if err := nft.Run(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+
+	eps = eps.DeepCopy()
+	eps.Endpoints = eps.Endpoints[:1]
+	if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, eps, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, p, func() bool {
+		s, err := p.slices.EndpointSlices("ns").Get("web-abc")
+		return err == nil && len(s.Endpoints) == 1
+	})
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dump = nft.Dump()
+	if strings.Contains(dump, "10.244.1.3") {
+		t.Errorf("the removed endpoint's chain or affinity set is still there:\n%s", dump)
+	}
+	if s := nft.Table.Sets[kept]; s == nil || s.FindElement("10.244.7.7") == nil {
+		t.Errorf("a sync forgot the client of the endpoint that stayed:\n%s", dump)
+	}
+
+	if err := client.CoreV1().Services("ns").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, p, func() bool {
+		_, err := p.services.Services("ns").Get("web")
+		return err != nil
+	})
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dump := nft.Dump(); strings.Contains(dump, "ns/web") || strings.Contains(dump, "10.96.0.20") {
+		t.Errorf("a deleted Service left rules:\n%s", dump)
+	}
+}
+
+func healthz(t *testing.T, h *health) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	return rec
+}
+
+func TestHealthz(t *testing.T) {
+	start := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	h := newHealth(clk, time.Minute)
+	steps := []struct {
+		name string
+		do   func()
+		want int
+	}{
+		{"before any sync", func() {}, http.StatusServiceUnavailable},
+		{"after a sync", func() { h.synced(clk.Now()) }, http.StatusOK},
+		{"a change waiting less than the timeout", func() { h.queued(); clk.Step(59 * time.Second) }, http.StatusOK},
+		{"a change waiting longer", func() { clk.Step(2 * time.Second) }, http.StatusServiceUnavailable},
+		{"synced again", func() { h.synced(clk.Now()) }, http.StatusOK},
+	}
+	for _, s := range steps {
+		s.do()
+		rec := healthz(t, h)
+		if rec.Code != s.want {
+			t.Errorf("%s: %d, want %d", s.name, rec.Code, s.want)
+		}
+		var body struct {
+			LastUpdated time.Time `json:"lastUpdated"`
+			CurrentTime time.Time `json:"currentTime"`
+			Healthy     *bool     `json:"healthy"`
+			Status      map[string]struct {
+				Healthy bool `json:"healthy"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatalf("%s: body %q: %v", s.name, rec.Body, err)
+		}
+		healthy := s.want == http.StatusOK
+		if body.Healthy == nil || *body.Healthy != healthy || body.Status["IPv4"].Healthy != healthy || !body.CurrentTime.Equal(clk.Now()) {
+			t.Errorf("%s: body %s, want healthy %v at %s", s.name, rec.Body, healthy, clk.Now())
+		}
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(o *Options)
+		wantErr string
+	}{
+		{name: "defaults", change: func(o *Options) {}},
+		{name: "all flags", change: func(o *Options) {
+			o.ClusterCIDR, o.NodePortAddresses, o.HostnameOverride = "10.244.0.0/16", []string{"192.168.0.0/16"}, "Node-1"
+		}},
+		{name: "service range not a CIDR", change: func(o *Options) { o.ServiceCIDR = "10.96.0.0" }, wantErr: "--service-cluster-ip-range"},
+		{name: "IPv6 service range", change: func(o *Options) { o.ServiceCIDR = "fd00::/108" }, wantErr: "IPv4 CIDR"},
+		{name: "bad cluster CIDR", change: func(o *Options) { o.ClusterCIDR = "pods" }, wantErr: "--cluster-cidr"},
+		{name: "bad nodeport address", change: func(o *Options) { o.NodePortAddresses = []string{"primary"} }, wantErr: "--nodeport-addresses"},
+		{name: "bad healthz address", change: func(o *Options) { o.HealthzBindAddress = "10256" }, wantErr: "--healthz-bind-address"},
+		{name: "no sync period", change: func(o *Options) { o.SyncPeriod = 0 }, wantErr: "--sync-period"},
+		{name: "cleanup needs no servers", change: func(o *Options) { o.Cleanup, o.MetricsBindAddress = true, "nowhere" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOptions()
+			tc.change(o)
+			err := o.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one naming %q", err, tc.wantErr)
+			}
+		})
+	}
+	o := NewOptions()
+	o.HostnameOverride = "Node-1"
+	if err := o.Validate(); err != nil || o.nodeName != "node-1" {
+		t.Errorf("node name %q (%v), want the override lower-cased as upstream", o.nodeName, err)
+	}
+}
