@@ -100,6 +100,11 @@ func (s *Server) startServices(ctx context.Context) error {
 		Leases: &endpointreconciler.EtcdLeases{Client: s.etcd, Prefix: s.etcdPrefix + endpointreconciler.LeasePrefix},
 		Writer: w, IP: s.advertiseAddress, Port: s.advertisePort, ClusterIP: s.serviceIPs.First(), Clock: clock.RealClock{},
 	}
+	// The first pass is done before serving, so that clients started with
+	// the server find it among the endpoints.
+	if err := r.Reconcile(ctx); err != nil {
+		slog.Warn("kubernetes service endpoints not reconciled", "err", err)
+	}
 	go r.Run(ctx)
 	return nil
 }

@@ -141,6 +141,12 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			rule([]string{"delete"}, []string{""}, "pods"),
 			rule([]string{"create", "patch", "update"}, []string{"", "events.k8s.io"}, "events"),
 			rule([]string{"create", "get", "update", "patch", "delete"}, []string{"coordination.k8s.io"}, "leases")),
+		// kube-lite-proxy's, as upstream's kube-proxy's.
+		role("system:node-proxier",
+			rule([]string{"list", "watch"}, []string{""}, "services", "endpoints"),
+			rule(read, []string{""}, "nodes"),
+			rule([]string{"create", "update", "patch"}, []string{"", "events.k8s.io"}, "events"),
+			rule([]string{"list", "watch"}, []string{"discovery.k8s.io"}, "endpointslices")),
 	}
 }
 
@@ -153,6 +159,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		binding("system:public-info-viewer", "system:public-info-viewer", group(Authenticated), group(Unauthenticated)),
 		binding("system:kube-scheduler", "system:kube-scheduler", user("system:kube-scheduler")),
 		binding("system:kube-controller-manager", "system:kube-controller-manager", user("system:kube-controller-manager")),
+		binding("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),
 	}
 }
 
