@@ -70,7 +70,9 @@ func ipAllocator(t *testing.T, s Store, cidr string) *Allocator {
 	return NewIPAllocator(s, "/ips/", r, clocktesting.NewFakePassiveClock(now))
 }
 
-func owner(n int) Owner { return Owner{Name: fmt.Sprintf("default/s%d", n), UID: types.UID(fmt.Sprint("uid-", n))} }
+func owner(n int) Owner {
+	return Owner{Name: fmt.Sprintf("default/s%d", n), UID: types.UID(fmt.Sprint("uid-", n))}
+}
 
 func TestAllocateRequested(t *testing.T) {
 	ctx := context.Background()
