@@ -77,6 +77,10 @@ type SecurityOptions struct {
 	TokenWebhookCacheTTL   time.Duration
 	// AnonymousAuth lets requests without credentials in as system:anonymous.
 	AnonymousAuth bool
+	// ExtendTokenExpiration makes the automatic token volume's tokens
+	// (3607 s, bound to a pod, for the API) valid for a year, warning after
+	// the hour asked, as upstream.
+	ExtendTokenExpiration bool
 
 	AuthorizationModes             []string
 	AuthorizationPolicyFile        string
@@ -89,6 +93,7 @@ type SecurityOptions struct {
 func NewSecurityOptions() SecurityOptions {
 	return SecurityOptions{
 		ServiceAccountIssuers:        []string{DefaultServiceAccountIssuer},
+		ExtendTokenExpiration:        true,
 		TokenWebhookCacheTTL:         2 * time.Minute,
 		AuthorizationModes:           []string{ModeNode, ModeRBAC},
 		AuthorizationWebhookCacheTTL: 5 * time.Minute,
@@ -105,6 +110,7 @@ func (o *SecurityOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.APIAudiences, "api-audiences", o.APIAudiences, "Audiences a token must be for; defaults to the service-account issuers.")
 	fs.StringVar(&o.TokenWebhookConfigFile, "authentication-token-webhook-config-file", o.TokenWebhookConfigFile, "kubeconfig naming an HTTPS service that reviews bearer tokens (TokenReview).")
 	fs.DurationVar(&o.TokenWebhookCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenWebhookCacheTTL, "How long accepted webhook token reviews are remembered.")
+	fs.BoolVar(&o.ExtendTokenExpiration, "service-account-extend-token-expiration", o.ExtendTokenExpiration, "Tokens of the automatic service-account volume (asked for 3607 s, bound to a pod, for the API's audiences) are valid for a year, and say when the hour asked for ended (warnafter), so that a kubelet late in refreshing them breaks nothing.")
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "Let requests without credentials in as system:anonymous (group system:unauthenticated).")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Authorizers asked in order: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny.")
 	fs.StringVar(&o.AuthorizationPolicyFile, "authorization-policy-file", o.AuthorizationPolicyFile, "ABAC policy file, one JSON Policy per line (--authorization-mode=ABAC).")
@@ -151,6 +157,8 @@ type security struct {
 	authorizer authz.Authorizer
 	signer     *authn.Signer
 	audiences  []string
+	// extendTokens: --service-account-extend-token-expiration.
+	extendTokens bool
 	// rbac lists rules for SelfSubjectRulesReview; modes are the
 	// authorization modes, which say whether that list is complete.
 	rbac  *rbac.Authorizer
@@ -167,7 +175,7 @@ func newSecurity(ctx context.Context, s *Server, o *SecurityOptions, clk clock.C
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	sec := &security{anonymous: o.AnonymousAuth, lifetime: ctx}
+	sec := &security{anonymous: o.AnonymousAuth, extendTokens: o.ExtendTokenExpiration, lifetime: ctx}
 	sec.audiences = o.APIAudiences
 	if len(sec.audiences) == 0 {
 		sec.audiences = o.ServiceAccountIssuers
@@ -927,16 +935,47 @@ func (s *Server) tokenRequest(w http.ResponseWriter, r *http.Request) {
 			req.Secret = bound
 		}
 	}
+	// The automatic volume's token lasts a year but is shown, and
+	// refreshed, as the hour asked for (upstream's extended expiry).
+	asked := req.Lifetime
+	if extendedTokenExpiry(s.security.extendTokens, tr.Spec.ExpirationSeconds, req.Pod != nil, req.Audiences, s.security.audiences) {
+		req.WarnAfter, req.Lifetime = req.Lifetime, extendedTokenLifetime
+	}
 	token, exp, err := s.security.signer.Issue(req)
 	if err != nil {
 		handler.WriteError(w, r, apierrors.NewInternalError(err))
 		return
+	}
+	if req.WarnAfter > 0 {
+		exp = exp.Add(asked - req.Lifetime)
 	}
 	tr.APIVersion, tr.Kind = "authentication.k8s.io/v1", "TokenRequest"
 	tr.Name, tr.Namespace = name, ns
 	tr.Spec.Audiences = req.Audiences
 	tr.Status = authnv1.TokenRequestStatus{Token: token, ExpirationTimestamp: metav1.NewTime(exp)}
 	writeCreated(w, &tr)
+}
+
+// Upstream's extended expiry: a token asked for warnOnlyTokenSeconds
+// (what the automatic volume asks) is issued for extendedTokenLifetime.
+const (
+	warnOnlyTokenSeconds  = 60*60 + 7
+	extendedTokenLifetime = 365 * 24 * time.Hour
+)
+
+// extendedTokenExpiry says whether a TokenRequest gets the extended
+// expiry: enabled, exactly warnOnlyTokenSeconds asked, bound to a pod,
+// and for no audience but the API's.
+func extendedTokenExpiry(enabled bool, seconds *int64, boundToPod bool, audiences, apiAudiences []string) bool {
+	if !enabled || seconds == nil || *seconds != warnOnlyTokenSeconds || !boundToPod {
+		return false
+	}
+	for _, a := range audiences {
+		if !slices.Contains(apiAudiences, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // clientCertPool is the pool the TLS server names when requesting client

@@ -55,6 +55,9 @@ type Private struct {
 	ServiceAccount ObjectRef  `json:"serviceaccount"`
 	Pod            *ObjectRef `json:"pod,omitempty"`
 	Secret         *ObjectRef `json:"secret,omitempty"`
+	// WarnAfter (Unix seconds) is when a token issued for longer than asked
+	// (extended expiry) should have been replaced, as upstream's.
+	WarnAfter int64 `json:"warnafter,omitempty"`
 }
 
 // ObjectRef names a bound object.
@@ -72,6 +75,9 @@ type TokenRequest struct {
 	Audiences []string
 	// Lifetime defaults to one hour.
 	Lifetime time.Duration
+	// WarnAfter, when set, is the lifetime the client asked for, shorter
+	// than Lifetime: the token says when that ends (extended expiry).
+	WarnAfter time.Duration
 }
 
 // Signer issues service-account tokens (RS256 JWTs).
@@ -100,6 +106,9 @@ func (s *Signer) Issue(req TokenRequest) (string, time.Time, error) {
 		Issuer: s.Issuer, Subject: ServiceAccountUserPrefix + req.Namespace + ":" + req.ServiceAccount.Name,
 		Audience: aud, Expiry: exp.Unix(), NotBefore: now.Unix(), IssuedAt: now.Unix(), ID: string(uuid.NewUUID()),
 		Private: Private{Namespace: req.Namespace, ServiceAccount: req.ServiceAccount, Pod: req.Pod, Secret: req.Secret},
+	}
+	if req.WarnAfter > 0 {
+		c.Private.WarnAfter = now.Add(req.WarnAfter).Unix()
 	}
 	tok, err := SignJWT(s.Key, c)
 	return tok, exp, err
