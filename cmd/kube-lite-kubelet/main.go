@@ -240,7 +240,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Client:  client,
 		Runtime: rt,
 		Network: network,
-		Volumes: &volume.Manager{Root: o.RootDir, Mounter: volume.SysMounter{}, Source: kubelet.NewAPISource(client, nil)},
+		Volumes: &volume.Manager{Root: o.RootDir, Mounter: volume.SysMounter{}, Source: kubelet.NewAPISource(client, clock.RealClock{})},
 		Metrics: metrics,
 	})
 	if err != nil {

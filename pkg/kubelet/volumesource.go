@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -41,8 +42,17 @@ type cachedToken struct {
 	refresh time.Time
 }
 
+// maxTokenAge is how long a token is used at most, however long it lives
+// (upstream's token manager's maxTTL).
+const maxTokenAge = 24 * time.Hour
+
 // Token returns a token for the pod's service account, bound to the pod;
-// a cached one is reused until 80 % of its lifetime has passed (upstream's rule).
+// a cached one is reused until 80 % of its lifetime has passed, or a day
+// (upstream's token manager's rules). The lifetime is the one the
+// TokenRequest's status shows: the hour asked for by the automatic volume,
+// even when the apiserver extended the token itself to a year. Each sync
+// of a pod sets its volumes up again, so a running pod's token file is
+// rewritten (atomically) once its token is due.
 func (s APISource) Token(ctx context.Context, pod *v1.Pod, audience string, expirationSeconds int64) (string, error) {
 	key := fmt.Sprintf("%s/%s/%d", pod.UID, audience, expirationSeconds)
 	now := time.Now()
@@ -78,21 +88,22 @@ func (s APISource) Token(ctx context.Context, pod *v1.Pod, audience string, expi
 			life = tr.Status.ExpirationTimestamp.Sub(now)
 		}
 		s.tokens.mu.Lock()
-		s.tokens.m[key] = cachedToken{token: tr.Status.Token, refresh: now.Add(life * 8 / 10)}
+		s.tokens.m[key] = cachedToken{token: tr.Status.Token, refresh: now.Add(min(life*8/10, maxTokenAge))}
 		s.tokens.mu.Unlock()
 	}
 	return tr.Status.Token, nil
 }
 
-// ForgetPod drops a gone pod's cached tokens.
-func (s APISource) ForgetPod(uid string) {
+// ForgetPod drops a gone pod's cached tokens (the volume manager calls it
+// when it tears the pod's volumes down).
+func (s APISource) ForgetPod(uid types.UID) {
 	if s.tokens == nil {
 		return
 	}
 	s.tokens.mu.Lock()
 	defer s.tokens.mu.Unlock()
 	for k := range s.tokens.m {
-		if strings.HasPrefix(k, uid+"/") {
+		if strings.HasPrefix(k, string(uid)+"/") {
 			delete(s.tokens.m, k)
 		}
 	}

@@ -39,6 +39,12 @@ type TokenSource interface {
 	Token(ctx context.Context, pod *v1.Pod, audience string, expirationSeconds int64) (string, error)
 }
 
+// PodForgetter is a Source that keeps something per pod (tokens), to drop
+// once the pod's volumes are gone.
+type PodForgetter interface {
+	ForgetPod(uid types.UID)
+}
+
 // ErrNotFound is returned by a Source for a missing object.
 var ErrNotFound = errors.New("not found")
 
@@ -177,6 +183,9 @@ func (m *Manager) TearDown(uid types.UID) error {
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove pod dir: %w", err)
+	}
+	if f, ok := m.Source.(PodForgetter); ok {
+		f.ForgetPod(uid)
 	}
 	return nil
 }
