@@ -60,8 +60,11 @@ fi
 # so a Corefile cannot use them.)
 cached() {
 	[ -x "$cache/coredns" ] || return 1
-	"$cache/coredns" -version 2>/dev/null | grep -qx "CoreDNS-${COREDNS_VERSION#v}" || return 1
+	# Output read whole: grep -q quitting early would be a SIGPIPE to a
+	# pipefail pipeline.
 	local have i
+	have=$("$cache/coredns" -version 2>/dev/null) || return 1
+	grep -qx "CoreDNS-${COREDNS_VERSION#v}" <<<"$have" || return 1
 	have=$("$cache/coredns" -plugins 2>/dev/null) || return 1
 	for ((i = 0; i < ${#PLUGINS[@]}; i += 2)); do
 		grep -qx "${PLUGINS[i]}" <<<"$have" || return 1
@@ -104,12 +107,25 @@ else
 	start=$SECONDS
 	# go mod tidy picks the k8s.io/* and every other version CoreDNS requires.
 	go mod tidy >&2
+	# The list above must keep CoreDNS's order: check it against this
+	# version's generated directives, so that a version bump that moves a
+	# plugin fails here rather than changing behaviour quietly.
+	canonical=$(sed -n 's/^\t"\([a-z0-9_]*\)",$/\1/p' "$(go list -m -f '{{.Dir}}' github.com/coredns/coredns)/core/dnsserver/zdirectives.go")
+	last=0
+	for ((i = 0; i < ${#PLUGINS[@]}; i += 2)); do
+		n=$(grep -nx "${PLUGINS[i]}" <<<"$canonical" | cut -d: -f1)
+		if [ -z "$n" ] || [ "$n" -le "$last" ]; then
+			echo "coredns.sh: ${PLUGINS[i]} is not in CoreDNS $COREDNS_VERSION's core/dnsserver/zdirectives.go or out of its order" >&2
+			exit 1
+		fi
+		last=$n
+	done
 	mkdir -p "$cache"
 	# As CoreDNS's own Makefile: static, stripped, without gRPC's x/net/trace.
 	CGO_ENABLED=0 go build -trimpath -tags grpcnotrace \
 		-ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION-kube-lite" \
-		-o "$cache/coredns.tmp" . >&2
-	mv "$cache/coredns.tmp" "$cache/coredns"
+		-o "$cache/coredns.tmp.$$" . >&2
+	mv "$cache/coredns.tmp.$$" "$cache/coredns"
 	cached || { echo "coredns.sh: the built binary does not report CoreDNS $COREDNS_VERSION with the expected plugins" >&2; exit 1; }
 	echo "CoreDNS $COREDNS_VERSION: built in $((SECONDS - start)) s" >&2
 fi
