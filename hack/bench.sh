@@ -5,8 +5,9 @@
 # not stop the others, and the exit code is non-zero if any did.
 #   hack/bench.sh [name...]     e.g. hack/bench.sh apiserver scheduler
 # Expects `make build` to have filled bin/ (make bench does). When
-# .upstream/bin holds upstream's kube-apiserver and etcd
-# (hack/upstream-apiserver.sh), the apiserver harness measures them too.
+# .upstream/bin holds upstream's kube-apiserver, etcd and kube-proxy
+# (hack/upstream-apiserver.sh), the apiserver and proxy harnesses measure
+# them too.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,11 @@ args_for() {
       fi ;;
     scheduler) echo "-apiserver bin/kube-lite-apiserver" ;;
     podstart)  echo "-bin bin" ;;
+    proxy)
+      local a="-apiserver bin/kube-lite-apiserver"
+      if [ -x bin/kube-lite-proxy ]; then a="$a -proxy bin/kube-lite-proxy"; else a="$a -proxy="; fi
+      if [ -x .upstream/bin/kube-proxy ]; then a="$a -upstream .upstream/bin"; fi
+      echo "$a -rounds 2" ;;
     *)         echo "" ;;
   esac
 }
@@ -40,8 +46,8 @@ for name in "${names[@]}"; do
     results+=("$name: missing")
     continue
   fi
-  if { [ "$name" = podstart ] || [ "$name" = idle ]; } && [ "$(id -u)" -ne 0 ]; then
-    echo "==> $name: skipped (runs containerd; needs root)"
+  if { [ "$name" = podstart ] || [ "$name" = idle ] || [ "$name" = proxy ]; } && [ "$(id -u)" -ne 0 ]; then
+    echo "==> $name: skipped (runs containerd or network namespaces; needs root)"
     results+=("$name: skipped (not root)")
     continue
   fi
