@@ -37,7 +37,7 @@ func (s *Server) defaultAdmission(ctx context.Context) (*admission.Chain, error)
 	clk := s.clock
 	accounts := serviceAccountStore{storeReader: objs, clock: clk}
 	limits := limitranger.New(objs)
-	sa := serviceaccount.New(accounts)
+	sa := serviceaccount.New(accounts, serviceaccount.WithTokenIssuing(func() bool { return s.security != nil && s.security.signer != nil }))
 	namespaces := namespaceGetter{s: s, cache: caches[namespacesGR]}
 	priorities := priority.New(objs)
 	mutatingConfigs := webhook.NewCache[*admissionregistrationv1.MutatingWebhookConfiguration](

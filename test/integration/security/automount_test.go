@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
 
 // A pod created through the API gets the automatic token volume, mounted in
@@ -48,6 +50,19 @@ func TestPodGetsTheTokenVolume(t *testing.T) {
 	}
 	if len(got.Spec.Volumes) != 0 || len(got.Spec.Containers[0].VolumeMounts) != 0 {
 		t.Fatalf("opted-out pod got %+v / %+v", got.Spec.Volumes, got.Spec.Containers[0].VolumeMounts)
+	}
+}
+
+// An apiserver without a service-account signing key cannot issue the
+// token, so it adds no volume that would keep every pod waiting.
+func TestNoTokenVolumeWithoutSigningKey(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	got, err := s.Client.CoreV1().Pods("default").Create(ctxT(t), boundPod("plain", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Volumes) != 0 || len(got.Spec.Containers[0].VolumeMounts) != 0 {
+		t.Fatalf("volumes %+v, mounts %+v", got.Spec.Volumes, got.Spec.Containers[0].VolumeMounts)
 	}
 }
 

@@ -11,6 +11,7 @@
 // and init containers that mounts nothing there already: a token bound to
 // the pod, the cluster's CA from the kube-root-ca.crt ConfigMap and the
 // pod's namespace, which is what client-go's rest.InClusterConfig reads.
+// An apiserver without a signing key adds no such volume.
 package serviceaccount
 
 import (
@@ -60,13 +61,30 @@ const (
 // Plugin is the ServiceAccount admission plugin.
 type Plugin struct {
 	accounts Accounts
+	// issuesTokens says whether the apiserver can issue tokens; nil: yes.
+	issuesTokens func() bool
 	// suffix makes the random end of a token volume's name.
 	suffix func() string
 }
 
+// Option configures the plugin.
+type Option func(*Plugin)
+
+// WithTokenIssuing tells the plugin whether the apiserver can issue tokens
+// (it has a signing key). One that cannot gets pods no token volume: the
+// kubelet could never set it up, and every pod would wait for it. Upstream's
+// apiserver does not start without a signing key; kube-lite's does.
+func WithTokenIssuing(issues func() bool) Option {
+	return func(p *Plugin) { p.issuesTokens = issues }
+}
+
 // New returns the plugin.
-func New(accounts Accounts) *Plugin {
-	return &Plugin{accounts: accounts, suffix: func() string { return utilrand.String(5) }}
+func New(accounts Accounts, opts ...Option) *Plugin {
+	p := &Plugin{accounts: accounts, suffix: func() string { return utilrand.String(5) }}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // Name implements admission.Mutator and admission.Validator.
@@ -99,7 +117,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if err != nil {
 		return err
 	}
-	if shouldAutomount(sa, pod) {
+	if shouldAutomount(sa, pod) && (p.issuesTokens == nil || p.issuesTokens()) {
 		p.mountToken(pod)
 	}
 	return nil

@@ -224,3 +224,16 @@ func TestTokenVolumeNameIsRandom(t *testing.T) {
 		t.Fatalf("volume name %q", n)
 	}
 }
+
+// An apiserver that cannot issue tokens adds no token volume.
+func TestNoTokenVolumeWithoutTokenIssuing(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}}}
+	a := &admission.Attributes{Operation: admission.Create, Resource: podsRes, Namespace: "ns", Name: "p", Object: pod}
+	p := New(fakeAccounts{}, WithTokenIssuing(func() bool { return false }))
+	if err := p.Admit(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Spec.Volumes) != 0 || len(pod.Spec.Containers[0].VolumeMounts) != 0 {
+		t.Fatalf("volumes %+v, mounts %+v", pod.Spec.Volumes, pod.Spec.Containers[0].VolumeMounts)
+	}
+}
