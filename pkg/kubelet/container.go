@@ -69,7 +69,7 @@ func (kl *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) *runtimeapi.PodSan
 
 // checkedSandboxConfig is sandboxConfig with what only creating the sandbox
 // acts on: dnsWarnings word the cuts made to the pod's resolver
-// configuration, and err is an FQDN too long for the kernel, which fails
+// configuration and a missing cluster DNS, and err is an FQDN too long for the kernel, which fails
 // the sandbox.
 func (kl *Kubelet) checkedSandboxConfig(pod *v1.Pod, attempt uint32) (cfg *runtimeapi.PodSandboxConfig, dnsWarnings []dnsWarning, err error) {
 	labels := map[string]string{}
@@ -400,7 +400,12 @@ func (kl *Kubelet) containerEnv(ctx context.Context, pod *v1.Pod, c *v1.Containe
 	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			set(e.Name, expandVars(e.Value, vars()))
+			v := e.Value
+			if strings.Contains(v, "$") {
+				// Built only when needed: it holds every Service's variables.
+				v = expandVars(v, vars())
+			}
+			set(e.Name, v)
 			continue
 		}
 		vf := e.ValueFrom
