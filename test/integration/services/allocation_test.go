@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver"
 )
@@ -18,7 +19,8 @@ var serviceRange = netip.MustParsePrefix("10.96.0.0/16")
 
 func TestClusterIPAllocation(t *testing.T) {
 	ctx := ctxT(t)
-	s := startServer(t, startEtcd(t), apiserver.Config{})
+	c := startEtcd(t)
+	s := startServer(t, c, apiserver.Config{})
 	svcs := s.client.CoreV1().Services("default")
 
 	web, err := svcs.Create(ctx, newService("web", ""), metav1.CreateOptions{})
@@ -72,6 +74,13 @@ func TestClusterIPAllocation(t *testing.T) {
 	}
 
 	// Dry-run takes nothing: the address it would have taken is free.
+	before := claims(t, c)
+	if _, err := svcs.Create(ctx, newService("dry", corev1.ServiceTypeNodePort), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatalf("dry-run create: %v", err)
+	}
+	if after := claims(t, c); after != before {
+		t.Errorf("a dry-run create left %d claims, %d before", after, before)
+	}
 	dry := newService("dry", "")
 	dry.Spec.ClusterIP = "10.96.7.7"
 	if _, err := svcs.Create(ctx, dry, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
@@ -125,7 +134,8 @@ func TestClusterIPAllocation(t *testing.T) {
 
 func TestNodePortAllocation(t *testing.T) {
 	ctx := ctxT(t)
-	s := startServer(t, startEtcd(t), apiserver.Config{})
+	c := startEtcd(t)
+	s := startServer(t, c, apiserver.Config{})
 	svcs := s.client.CoreV1().Services("default")
 
 	np, err := svcs.Create(ctx, newService("np", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
@@ -154,11 +164,26 @@ func TestNodePortAllocation(t *testing.T) {
 		t.Errorf("load balancer: nodePort %d healthCheckNodePort %d, want two different ports", lb.Spec.Ports[0].NodePort, lb.Spec.HealthCheckNodePort)
 	}
 
-	// NodePort → ClusterIP frees the node port.
+	// An update that leaves the cluster IP and node ports out (a manifest
+	// applied again) keeps them, and claims nothing more.
+	before := claims(t, c)
 	cur, err := svcs.Get(ctx, "np", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cur.Spec.ClusterIP, cur.Spec.ClusterIPs, cur.Spec.Ports[0].NodePort = "", nil, 0
+	cur.Spec.Ports[0].TargetPort = intstr.FromInt32(9090)
+	if cur, err = svcs.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if cur.Spec.ClusterIP != np.Spec.ClusterIP || cur.Spec.Ports[0].NodePort != port {
+		t.Errorf("after an update without them: clusterIP %s nodePort %d, want %s %d", cur.Spec.ClusterIP, cur.Spec.Ports[0].NodePort, np.Spec.ClusterIP, port)
+	}
+	if after := claims(t, c); after != before {
+		t.Errorf("the update changed the claims from %d to %d", before, after)
+	}
+
+	// NodePort → ClusterIP frees the node port.
 	cur.Spec.Type = corev1.ServiceTypeClusterIP
 	if cur, err = svcs.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("to ClusterIP: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,6 +131,20 @@ func TestEndpointsAndSlices(t *testing.T) {
 		t.Errorf("changing addressType: %v", err)
 	}
 
+	// Discovery and OpenAPI (kubectl apply's validation) know both.
+	core, err := s.client.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil || !hasResource(core.APIResources, "endpoints", "ep") {
+		t.Errorf("core/v1 discovery lacks endpoints (ep): %v", err)
+	}
+	disc, err := s.client.Discovery().ServerResourcesForGroupVersion("discovery.k8s.io/v1")
+	if err != nil || !hasResource(disc.APIResources, "endpointslices", "") {
+		t.Errorf("discovery.k8s.io/v1 discovery lacks endpointslices: %v", err)
+	}
+	doc, err := s.client.Discovery().RESTClient().Get().AbsPath("/openapi/v3/apis/discovery.k8s.io/v1").DoRaw(ctx)
+	if err != nil || !strings.Contains(string(doc), `"io.k8s.api.discovery.v1.EndpointSlice"`) {
+		t.Errorf("openapi v3 of discovery.k8s.io/v1: %v", err)
+	}
+
 	// kubectl get's tables.
 	rows := table(t, s.config, "/api/v1/namespaces/default/endpoints/db")
 	if rows.cols != "Name Endpoints Age" || rows.cells[1] != "10.244.0.5:5432,10.244.0.6:5432,10.244.1.7:5432 + 1 more..." {
@@ -180,4 +195,13 @@ func table(t *testing.T, cfg *rest.Config, path string) tableRow {
 		}
 	}
 	return tableRow{cols: strings.Join(names, " "), cells: tbl.Rows[0].Cells}
+}
+
+func hasResource(list []metav1.APIResource, name, short string) bool {
+	for _, r := range list {
+		if r.Name == name && (short == "" || slices.Contains(r.ShortNames, short)) {
+			return true
+		}
+	}
+	return false
 }

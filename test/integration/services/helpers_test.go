@@ -101,3 +101,13 @@ func newService(name string, typ corev1.ServiceType) *corev1.Service {
 		},
 	}
 }
+
+// claims counts the cluster IP and node port claims in etcd.
+func claims(t *testing.T, c *clientv3.Client) int64 {
+	t.Helper()
+	resp, err := c.Get(context.Background(), "/registry/ranges/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Count
+}
