@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -140,8 +142,9 @@ func (o *Options) Validate() error {
 func (o *Options) Run(ctx context.Context) error { return Run(ctx, o, nil) }
 
 // advertiseAddress is --advertise-address, or --bind-address when it is a
-// specific address, or the host's first non-loopback IPv4 address (empty
-// when it has none).
+// specific address, or, as upstream, the first IPv4 address of the
+// interface holding the default route (of any interface when there is
+// none); empty when the host has no such address.
 func (o *Options) advertiseAddress() string {
 	if o.AdvertiseAddress != "" {
 		return o.AdvertiseAddress
@@ -149,7 +152,31 @@ func (o *Options) advertiseAddress() string {
 	if ip := net.ParseIP(o.BindAddress); ip != nil && !ip.IsUnspecified() {
 		return ip.String()
 	}
-	addrs, err := net.InterfaceAddrs()
+	if routes, err := os.ReadFile("/proc/net/route"); err == nil {
+		if name := defaultRouteInterface(string(routes)); name != "" {
+			if iface, err := net.InterfaceByName(name); err == nil {
+				if ip := firstIPv4(iface.Addrs()); ip != "" {
+					return ip
+				}
+			}
+		}
+	}
+	return firstIPv4(net.InterfaceAddrs())
+}
+
+// defaultRouteInterface returns the interface of the IPv4 default route
+// in a /proc/net/route table.
+func defaultRouteInterface(table string) string {
+	for _, line := range strings.Split(table, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 7 && f[1] == "00000000" && f[7] == "00000000" {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+func firstIPv4(addrs []net.Addr, err error) string {
 	if err != nil {
 		return ""
 	}
