@@ -403,17 +403,18 @@ func allocate(ctx context.Context, st *Store, obj, old runtime.Object, dry bool)
 }
 
 // settle finishes an allocation (nil: nothing was claimed) once its write
-// is known: written keeps it, otherwise what it claimed is freed.
+// is known: written keeps it, otherwise what it claimed is freed. A client
+// gone by then does not stop the freeing: the write is over either way.
 func settle(ctx context.Context, alloc registry.Allocation, written bool) {
 	if alloc != nil {
-		alloc.Finish(ctx, written)
+		alloc.Finish(context.WithoutCancel(ctx), written)
 	}
 }
 
 // release frees what a deleted object held beyond its key.
 func release(ctx context.Context, st *Store, obj runtime.Object) {
 	if st.Allocator != nil {
-		st.Allocator.Release(ctx, obj)
+		st.Allocator.Release(context.WithoutCancel(ctx), obj)
 	}
 }
 
