@@ -24,7 +24,9 @@ func (r *recordingAllocator) Allocate(_ context.Context, obj, old runtime.Object
 	return recordedAllocation{r}, nil
 }
 
-func (r *recordingAllocator) Release(context.Context, runtime.Object) { r.calls = append(r.calls, "release") }
+func (r *recordingAllocator) Release(context.Context, runtime.Object) {
+	r.calls = append(r.calls, "release")
+}
 
 func (a recordedAllocation) Finish(_ context.Context, written bool) {
 	a.a.calls = append(a.a.calls, fmt.Sprintf("finish written=%v", written))
