@@ -230,3 +230,75 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("node name %q (%v), want the override lower-cased as upstream", o.nodeName, err)
 	}
 }
+
+// Changes that arrive while the loop waits out the minimum period after a
+// sync are written together by one sync; with no change, the sync period
+// still rewrites the table.
+func TestRunCoalescesAndResyncs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC))
+	eps := slice("web", "web-abc", nil, readyEP("10.244.0.5", testNode))
+	client := fake.NewClientset(service("web", "10.96.0.20", nil), eps)
+	nft := knftables.NewFake(knftables.IPv4Family, TableName)
+	reg := prometheus.NewRegistry()
+	const minSync, resync = time.Second, time.Hour
+	p, err := NewProxier(ProxierConfig{Client: client, NFT: nft, Rules: testConfig(), Clock: clk, Registry: reg,
+		SyncPeriod: resync, MinSyncPeriod: minSync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- p.Run(ctx) }()
+	syncs := func() uint64 { return histogram(t, reg, "kubeproxy_sync_proxy_rules_duration_seconds").GetSampleCount() }
+	// awaitSyncs moves the fake clock by step until the loop has synced n
+	// times in all (the loop may not be waiting on the clock yet).
+	awaitSyncs := func(n uint64, step time.Duration) {
+		t.Helper()
+		for syncs() < n {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%d syncs, want %d", syncs(), n)
+			case <-time.After(10 * time.Millisecond):
+				clk.Step(step)
+			}
+		}
+	}
+	for syncs() < 1 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("no first sync")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+
+	for _, ip := range []string{"10.244.0.6", "10.244.0.7", "10.244.0.8"} {
+		eps = eps.DeepCopy()
+		eps.Endpoints = append(eps.Endpoints, slice("web", "x", nil, readyEP(ip, testNode)).Endpoints...)
+		if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, eps, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		n := len(eps.Endpoints)
+		waitFor(ctx, t, p, func() bool {
+			s, err := p.slices.EndpointSlices("ns").Get("web-abc")
+			return err == nil && len(s.Endpoints) == n
+		})
+		p.queue() // waitFor took the loop's request; give it back
+	}
+	if got := syncs(); got != 1 {
+		t.Fatalf("%d syncs before the minimum period passed, want 1", got)
+	}
+	awaitSyncs(2, minSync)
+	if dump := nft.Dump(); !strings.Contains(dump, "numgen random mod 4") {
+		t.Errorf("the second sync did not write all three changes:\n%s", dump)
+	}
+	awaitSyncs(3, resync)
+
+	cancel()
+	if err := <-runErr; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if !strings.Contains(nft.Dump(), "10.96.0.20") {
+		t.Error("the table is gone after Run ended; upstream leaves it for the next start")
+	}
+}

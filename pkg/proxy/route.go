@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -21,9 +22,12 @@ func SetupNode(ctx context.Context, serviceCIDR netip.Prefix) error {
 		"/proc/sys/net/ipv4/ip_forward":                "1",
 		"/proc/sys/net/bridge/bridge-nf-call-iptables": "1",
 	} {
-		// No bridge support loaded: no bridged pod traffic to see.
+		// No bridge support loaded: no bridged pod traffic to see. A read-only
+		// /proc/sys (a container) may still hold the right value.
 		if err := os.WriteFile(path, []byte(value), 0o644); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("sysctl %s: %w", path, err)
+			if cur, _ := os.ReadFile(path); strings.TrimSpace(string(cur)) != value {
+				slog.Warn("cannot set sysctl; Services may not work", "path", path, "want", value, "err", err)
+			}
 		}
 	}
 	return runIP(ctx, serviceRouteCommands(serviceCIDR), func(args []string) bool { return args[1] == "del" })
