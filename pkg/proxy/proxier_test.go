@@ -250,7 +250,9 @@ func TestRunCoalescesAndResyncs(t *testing.T) {
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- p.Run(ctx) }()
-	syncs := func() uint64 { return histogram(t, reg, "kubeproxy_sync_proxy_rules_duration_seconds").GetSampleCount() }
+	syncs := func() uint64 {
+		return histogram(t, reg, "kubeproxy_sync_proxy_rules_duration_seconds").GetSampleCount()
+	}
 	// awaitSyncs moves the fake clock by step until the loop has synced n
 	// times in all (the loop may not be waiting on the clock yet).
 	awaitSyncs := func(n uint64, step time.Duration) {
