@@ -121,6 +121,17 @@ const randomTries = 3
 func (a *Allocator) AllocateNext(ctx context.Context, owner Owner, dryRun bool) (string, error) {
 	size, band := a.rng.Size(), a.rng.StaticBand()
 	if dryRun {
+		for range randomTries {
+			if band >= size {
+				break
+			}
+			v := a.rng.Value(band + a.randN(size-band))
+			if _, found, err := a.store.Get(ctx, a.prefix+v); err != nil {
+				return "", err
+			} else if !found {
+				return v, nil
+			}
+		}
 		taken, err := a.store.List(ctx, a.prefix)
 		if err != nil {
 			return "", err

@@ -69,8 +69,9 @@ func TestClusterIPAllocation(t *testing.T) {
 	// The address is immutable.
 	changed := web.DeepCopy()
 	changed.Spec.ClusterIP, changed.Spec.ClusterIPs = "10.96.5.5", []string{"10.96.5.5"}
-	if _, err := svcs.Update(ctx, changed, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
-		t.Errorf("changing clusterIP: %v, want 422", err)
+	_, err = svcs.Update(ctx, changed, metav1.UpdateOptions{})
+	if want := `Service "web" is invalid: spec.clusterIPs[0]: Invalid value: ["10.96.5.5"]: may not change once set`; !apierrors.IsInvalid(err) || err.Error() != want {
+		t.Errorf("changing clusterIP: %v\nwant %s", err, want)
 	}
 
 	// Dry-run takes nothing: the address it would have taken is free.
@@ -259,5 +260,27 @@ func TestTwoAPIServersNeverShareAnAddress(t *testing.T) {
 	want := `Internal error occurred: failed to allocate a serviceIP for Service "full": range is full`
 	if !apierrors.IsInternalError(err) || err.Error() != want {
 		t.Errorf("a full range: %v\nwant %s", err, want)
+	}
+}
+
+func TestNodePortRangeFull(t *testing.T) {
+	ctx := ctxT(t)
+	c := startEtcd(t)
+	s := startServer(t, c, apiserver.Config{ServiceNodePortRange: "30000-30001"})
+	svcs := s.client.CoreV1().Services("default")
+	two := newService("two", corev1.ServiceTypeNodePort)
+	two.Spec.Ports = append(two.Spec.Ports, corev1.ServicePort{Name: "https", Port: 443})
+	if _, err := svcs.Create(ctx, two, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := claims(t, c)
+	_, err := svcs.Create(ctx, newService("full", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
+	want := "Internal error occurred: failed to allocate a nodePort: range is full"
+	if !apierrors.IsInternalError(err) || err.Error() != want {
+		t.Errorf("a full node port range: %v\nwant %s", err, want)
+	}
+	// The cluster IP the refused create had taken went back.
+	if after := claims(t, c); after != before {
+		t.Errorf("the refused create left %d claims, %d before", after, before)
 	}
 }
