@@ -53,7 +53,7 @@ type Options struct {
 	ServiceNodePortRange  string
 	// AdvertiseAddress is the address the `kubernetes` Service's endpoints
 	// name; empty picks --bind-address or, when that is unspecified, the
-	// host's first non-loopback IPv4 address.
+	// address of the interface holding the default route.
 	AdvertiseAddress string
 }
 
@@ -96,8 +96,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof to users allowed to read it.")
 	fs.IntVar(&o.GCPercentUnderLoad, "gc-percent-under-load", o.GCPercentUnderLoad, "Garbage collection target (as GOGC) while serving more than 500 requests/s: less CPU spent collecting for more memory while busy. 0 disables; a GOGC environment variable overrides it.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs (IPv4). Its first address is the kubernetes Service's.")
-	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility, inclusive at both ends (30000-32767).")
-	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "The IP address on which to advertise the apiserver to members of the cluster (the kubernetes Service's endpoints). Empty uses --bind-address or, when that is 0.0.0.0, the host's first non-loopback IPv4 address.")
+	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility, inclusive at both ends.")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "The IP address on which to advertise the apiserver to members of the cluster (the kubernetes Service's endpoints). Empty uses --bind-address or, when that is 0.0.0.0, the IPv4 address of the interface holding the default route.")
 	o.Security.AddFlags(fs)
 }
 
