@@ -222,9 +222,6 @@ func dropTypeDependentFields(s, o *corev1.Service) {
 	needsNodePorts := func(svc *corev1.Service) bool {
 		return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
 	}
-	needsHealthCheckPort := func(svc *corev1.Service) bool {
-		return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
-	}
 	if needsClusterIP(o) && !needsClusterIP(s) {
 		if s.Spec.ClusterIP == o.Spec.ClusterIP && (len(s.Spec.ClusterIPs) == 0 || apiequality.Semantic.DeepEqual(s.Spec.ClusterIPs, o.Spec.ClusterIPs)) {
 			s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
@@ -255,6 +252,12 @@ func dropTypeDependentFields(s, o *corev1.Service) {
 	if externallyAccessible(o) && !externallyAccessible(s) && s.Spec.ExternalTrafficPolicy == o.Spec.ExternalTrafficPolicy {
 		s.Spec.ExternalTrafficPolicy = ""
 	}
+}
+
+// needsHealthCheckPort reports whether svc has a health check node port:
+// a LoadBalancer with externalTrafficPolicy Local.
+func needsHealthCheckPort(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 }
 
 // sameNodePorts reports whether every port's node port is as it was (or
@@ -288,6 +291,9 @@ func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field
 	if s.Spec.Type != corev1.ServiceTypeExternalName && o.Spec.Type != corev1.ServiceTypeExternalName &&
 		len(o.Spec.ClusterIPs) > 0 && !apiequality.Semantic.DeepEqual(s.Spec.ClusterIPs, o.Spec.ClusterIPs) {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), s.Spec.ClusterIPs, "may not change once set"))
+	}
+	if needsHealthCheckPort(s) && needsHealthCheckPort(o) && s.Spec.HealthCheckNodePort != o.Spec.HealthCheckNodePort {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "healthCheckNodePort"), "field is immutable"))
 	}
 	return errs
 }

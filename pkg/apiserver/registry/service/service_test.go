@@ -103,6 +103,11 @@ func TestValidate(t *testing.T) {
 				`spec.LoadBalancerSourceRanges[0]: Invalid value: "x": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
 				`spec.LoadBalancerSourceRanges[2]: Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`,
 			}},
+		{"health check node port off a Local load balancer", func(s *corev1.Service) { s.Spec.HealthCheckNodePort = 30100 },
+			[]string{"spec.healthCheckNodePort: Invalid value: 30100: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"}},
+		{"health check node port on a Local load balancer", func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceTypeLoadBalancer, corev1.ServiceExternalTrafficPolicyLocal, 30100
+		}, nil},
 		{"source ranges on a load balancer", func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
@@ -302,5 +307,24 @@ func TestTypeChangeDropsTypeDependentFields(t *testing.T) {
 	}
 	if ci.Spec.ClusterIP != "10.96.0.10" || ci.Spec.AllocateLoadBalancerNodePorts != nil || ci.Spec.Ports[0].NodePort != 0 {
 		t.Errorf("ClusterIP service: %+v", ci.Spec)
+	}
+}
+
+func TestHealthCheckNodePortIsImmutable(t *testing.T) {
+	r := Resource(clocktesting.NewFakePassiveClock(now))
+	old := newService()
+	old.Spec.Type, old.Spec.ExternalTrafficPolicy, old.Spec.HealthCheckNodePort = corev1.ServiceTypeLoadBalancer, corev1.ServiceExternalTrafficPolicyLocal, 30100
+	old = create(t, old)
+	s := old.DeepCopy()
+	s.Spec.HealthCheckNodePort = 30200
+	r.Strategy.PrepareForUpdate(context.Background(), s, old)
+	errs := r.Strategy.ValidateUpdate(context.Background(), s, old)
+	if len(errs) != 1 || errs[0].Error() != "spec.healthCheckNodePort: Forbidden: field is immutable" {
+		t.Errorf("errors = %v, want the health check node port immutable", errs)
+	}
+	s.Spec.HealthCheckNodePort = 0 // left out: kept
+	r.Strategy.PrepareForUpdate(context.Background(), s, old)
+	if errs := r.Strategy.ValidateUpdate(context.Background(), s, old); len(errs) != 0 || s.Spec.HealthCheckNodePort != 30100 {
+		t.Errorf("left out: %v, port %d", errs, s.Spec.HealthCheckNodePort)
 	}
 }

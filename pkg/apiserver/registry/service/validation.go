@@ -117,6 +117,15 @@ func Validate(s *corev1.Service, oldSourceRanges []string) field.ErrorList {
 			errs = append(errs, utilvalidation.IsValidCIDRForLegacyField(p.Index(i), strings.TrimSpace(r), true, oldSourceRanges)...)
 		}
 	}
+	// A health check node port left out is allocated after validation.
+	if hc := spec.HealthCheckNodePort; hc != 0 {
+		if spec.Type != corev1.ServiceTypeLoadBalancer || spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+			errs = append(errs, field.Invalid(specPath.Child("healthCheckNodePort"), hc,
+				"may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
+		} else {
+			errs = append(errs, validation.Messages(specPath.Child("healthCheckNodePort"), hc, utilvalidation.IsValidPortNum(int(hc)))...)
+		}
+	}
 	if p := spec.ExternalTrafficPolicy; p != "" {
 		if !externallyAccessible(s) {
 			errs = append(errs, field.Invalid(specPath.Child("externalTrafficPolicy"), p,
