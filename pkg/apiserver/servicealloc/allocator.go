@@ -57,6 +57,9 @@ type Allocator struct {
 	// allocated and notInRange word the refusals of a requested value.
 	allocated  error
 	notInRange func(value string) error
+	// dryRunChecksTaken: a dry run refuses a requested value that is
+	// taken (upstream's node ports; its IPs check only the range).
+	dryRunChecksTaken bool
 	// randN returns a number in [0,n).
 	randN func(n int) int
 }
@@ -71,7 +74,7 @@ func NewIPAllocator(s Store, prefix string, r *IPRange, c clock.PassiveClock) *A
 
 // NewPortAllocator hands out the ports of r, claimed under prefix in s.
 func NewPortAllocator(s Store, prefix string, r *PortRange, c clock.PassiveClock) *Allocator {
-	return &Allocator{store: s, prefix: prefix, rng: r, clock: c, allocated: errPortAllocate, randN: rand.IntN,
+	return &Allocator{store: s, prefix: prefix, rng: r, clock: c, allocated: errPortAllocate, randN: rand.IntN, dryRunChecksTaken: true,
 		notInRange: func(string) error {
 			return fmt.Errorf("provided port is not in the valid range. The range of valid ports is %s", r)
 		}}
@@ -79,26 +82,37 @@ func NewPortAllocator(s Store, prefix string, r *PortRange, c clock.PassiveClock
 
 // Allocate claims a requested value for owner. It reports whether it
 // claimed it now (false when owner held it already, or with dryRun, which
-// checks only the range, as upstream's dry-run allocators do).
+// claims nothing: as upstream's dry-run allocators, it checks the range,
+// and for node ports whether the port is taken too).
 func (a *Allocator) Allocate(ctx context.Context, value string, owner Owner, dryRun bool) (bool, error) {
 	if _, ok := a.rng.Offset(value); !ok {
 		return false, refusal{a.notInRange(value)}
 	}
-	if dryRun {
+	if dryRun && !a.dryRunChecksTaken {
 		return false, nil
 	}
-	ok, err := a.store.Create(ctx, a.prefix+value, a.encode(owner))
-	if err != nil || ok {
-		return ok, err
+	for {
+		if !dryRun {
+			ok, err := a.store.Create(ctx, a.prefix+value, a.encode(owner))
+			if err != nil || ok {
+				return ok, err
+			}
+		}
+		// Taken: by this owner already (the repair loop may have
+		// re-claimed it), or by another; or freed since.
+		c, found, err := a.get(ctx, value)
+		switch {
+		case err != nil:
+			return false, err
+		case !found && dryRun:
+			return false, nil
+		case !found:
+			continue
+		case c.UID == owner.UID:
+			return false, nil
+		}
+		return false, refusal{a.allocated}
 	}
-	// Taken: by this owner already (the repair loop may have re-claimed
-	// it), or by another.
-	if c, found, err := a.get(ctx, value); err != nil {
-		return false, err
-	} else if found && c.UID == owner.UID {
-		return false, nil
-	}
-	return false, refusal{a.allocated}
 }
 
 // refusal is a requested value the range cannot give: the client's error,
@@ -257,8 +271,9 @@ func (a *Allocator) get(ctx context.Context, value string) (Claim, bool, error) 
 	if err != nil || !found {
 		return Claim{}, false, err
 	}
-	c, err := decodeClaim(value, raw)
-	return c, err == nil, nil
+	// An unreadable claim is someone else's.
+	c, _ := decodeClaim(value, raw)
+	return c, true, nil
 }
 
 func (a *Allocator) encode(owner Owner) []byte {

@@ -207,6 +207,13 @@ func TestPortAllocator(t *testing.T) {
 	if _, err := a.Allocate(ctx, "8080", owner(2), false); fmt.Sprint(err) != "provided port is not in the valid range. The range of valid ports is 30000-30002" {
 		t.Errorf("port outside: %v", err)
 	}
+	// A dry run checks whether a node port is taken, as upstream's.
+	if _, err := a.Allocate(ctx, "30001", owner(2), true); fmt.Sprint(err) != "provided port is already allocated" {
+		t.Errorf("dry run of a taken port: %v", err)
+	}
+	if claimed, err := a.Allocate(ctx, "30002", owner(2), true); err != nil || claimed {
+		t.Errorf("dry run of a free port: %v, %v", claimed, err)
+	}
 	for i := range 2 {
 		if _, err := a.AllocateNext(ctx, owner(10+i), false); err != nil {
 			t.Fatal(err)
