@@ -43,6 +43,8 @@ type Controller struct {
 	triggers    servicepods.TriggerTimes
 	tracker     writeTracker
 	maxPerSlice int
+	mu          sync.Mutex
+	waiting     map[string]struct{} // Services with pods of unknown Nodes
 	// Events records failed syncs on the Service; set it before Run.
 	Events controllerutil.Recorder
 }
@@ -61,6 +63,7 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 			nodeInformer.Informer().HasSynced, sliceInformer.Informer().HasSynced},
 		queue:       controllerutil.NewQueue(Name, mp),
 		maxPerSlice: maxPerSlice,
+		waiting:     map[string]struct{}{},
 		Events:      controllerutil.NopRecorder{},
 	}
 	_, _ = svcInformer.Informer().AddEventHandler(controllerutil.EnqueueHandler(c.queue))
@@ -78,20 +81,61 @@ func New(client kubernetes.Interface, svcInformer coreinformers.ServiceInformer,
 			c.queue.Add(key)
 		},
 	})
-	// A Node's zone is part of its pods' endpoints; a Node that appears
-	// lets in the pods skipped while it was unknown.
+	// A Node that appears lets in the pods skipped while it was unknown; a
+	// Node's zone is part of its pods' endpoints, and a Node that goes takes
+	// them out.
 	_, _ = nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { c.queueAll() },
+		AddFunc: func(any) { c.queueWaiting() },
 		UpdateFunc: func(oldObj, newObj any) {
 			a, okA := oldObj.(*corev1.Node)
 			b, okB := newObj.(*corev1.Node)
 			if okA && okB && a.Labels[corev1.LabelTopologyZone] != b.Labels[corev1.LabelTopologyZone] {
-				c.queueAll()
+				c.queueServicesOnNode(b.Name)
 			}
 		},
-		DeleteFunc: func(any) { c.queueAll() },
+		DeleteFunc: func(obj any) {
+			if n, ok := controllerutil.FromDeleted[*corev1.Node](obj); ok {
+				c.queueServicesOnNode(n.Name)
+			}
+		},
 	})
 	return c
+}
+
+// queueWaiting queues the Services that left out pods of unknown Nodes.
+func (c *Controller) queueWaiting() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key := range c.waiting {
+		c.queue.Add(key)
+	}
+}
+
+// queueServicesOnNode queues the Services of the pods on a Node.
+func (c *Controller) queueServicesOnNode(node string) {
+	pods, err := c.pods.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName != node {
+			continue
+		}
+		for _, key := range servicepods.ServicesFor(c.services, p) {
+			c.queue.Add(key)
+		}
+	}
+}
+
+// setWaiting records whether Service key left out pods of unknown Nodes.
+func (c *Controller) setWaiting(key string, waiting bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if waiting {
+		c.waiting[key] = struct{}{}
+	} else {
+		delete(c.waiting, key)
+	}
 }
 
 // Run processes Services with workers goroutines until ctx ends.
@@ -116,18 +160,6 @@ func (c *Controller) onSlice(obj any) {
 	c.queue.Add(serviceKey(s))
 }
 
-func (c *Controller) queueAll() {
-	svcs, err := c.services.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, s := range svcs {
-		if servicepods.Managed(s) {
-			c.queue.Add(s.Namespace + "/" + s.Name)
-		}
-	}
-}
-
 var errStaleCache = errors.New("the EndpointSlice cache does not show this controller's last writes yet")
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -139,6 +171,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.triggers.Forget(key)
 		c.tracker.forgetService(key)
+		c.setWaiting(key, false)
 		return c.deleteLeftovers(ctx, ns, name)
 	}
 	if err != nil {
@@ -169,6 +202,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		MaxEndpointsPerSlice: c.maxPerSlice,
 		TriggerTime:          c.triggers.Compute(key, svc, pods),
 	})
+	c.setWaiting(key, len(plan.Skipped) > 0)
 	if err := c.apply(ctx, key, svc, plan); err != nil {
 		c.Events.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpointSlices",
 			"Error updating Endpoint Slices for Service %s/%s: %v", ns, name, err)

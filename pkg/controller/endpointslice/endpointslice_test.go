@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -111,5 +112,38 @@ func TestSyncOfADeletedServiceRemovesItsSlices(t *testing.T) {
 	list, _ := h.client.DiscoveryV1().EndpointSlices("ns").List(ctx, metav1.ListOptions{})
 	if len(list.Items) != 0 {
 		t.Errorf("%d slices left after the Service went", len(list.Items))
+	}
+}
+
+func TestPodOfAnUnknownNodeWaitsForIt(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, service(), pod(1, true), pod(2, true, func(p *corev1.Pod) { p.Spec.NodeName = "node-new" }), nodes["node-1"])
+	err := h.c.sync(ctx, "ns/web")
+	if err == nil || !strings.Contains(err.Error(), "p002") {
+		t.Fatalf("sync: %v, want an error naming p002 so that the Service is retried", err)
+	}
+	list, _ := h.client.DiscoveryV1().EndpointSlices("ns").List(ctx, metav1.ListOptions{})
+	if len(list.Items) != 1 || len(list.Items[0].Endpoints) != 1 {
+		t.Fatalf("slices %+v: want one with p001 alone", list.Items)
+	}
+	// The Node's arrival brings the Service back at once.
+	h.c.queueWaiting()
+	if n := h.c.queue.Len(); n != 1 {
+		t.Fatalf("queue length %d after the Node appeared, want 1", n)
+	}
+	_ = h.f.Core().V1().Nodes().Informer().GetIndexer().Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-new"}})
+	h.catchUp(t)
+	if err := h.c.sync(ctx, "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = h.client.DiscoveryV1().EndpointSlices("ns").List(ctx, metav1.ListOptions{})
+	if len(list.Items) != 1 || len(list.Items[0].Endpoints) != 2 {
+		t.Fatalf("slices %+v: want one with both pods", list.Items)
+	}
+	key, _ := h.c.queue.Get() // drain
+	h.c.queue.Done(key)
+	h.c.queueWaiting()
+	if n := h.c.queue.Len(); n != 0 {
+		t.Errorf("queue length %d: the Service no longer waits for a Node", n)
 	}
 }

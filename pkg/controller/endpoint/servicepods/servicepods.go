@@ -200,19 +200,29 @@ func endpointChanged(a, b *corev1.Pod) bool {
 		!reflect.DeepEqual(a.Status.PodIPs, b.Status.PodIPs)
 }
 
+// ServicesFor returns the keys of the Services whose endpoints pod may be
+// in: those of its namespace whose selector matches its labels.
+func ServicesFor(services corelisters.ServiceLister, pod *corev1.Pod) []string {
+	svcs, err := services.Services(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, s := range svcs {
+		if Managed(s) && Selector(s).Matches(labels.Set(pod.Labels)) {
+			keys = append(keys, pod.Namespace+"/"+s.Name)
+		}
+	}
+	return keys
+}
+
 // PodHandler queues the keys of the Services in the pod's namespace whose
 // selector matches the pod, before and after a change; updates that no
 // endpoint can show are ignored.
 func PodHandler(services corelisters.ServiceLister, q controllerutil.Queue) cache.ResourceEventHandler {
 	enqueue := func(p *corev1.Pod) {
-		svcs, err := services.Services(p.Namespace).List(labels.Everything())
-		if err != nil {
-			return
-		}
-		for _, s := range svcs {
-			if Managed(s) && Selector(s).Matches(labels.Set(p.Labels)) {
-				q.Add(p.Namespace + "/" + s.Name)
-			}
+		for _, key := range ServicesFor(services, p) {
+			q.Add(key)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
