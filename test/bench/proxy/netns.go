@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,8 +9,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -123,115 +119,4 @@ func countPresent(text string, want []string) int {
 		}
 	}
 	return n
-}
-
-// monitor follows `nft monitor` in a namespace and notes when each address
-// first appears in an added object (rule, element, chain name): the kernel
-// announces a transaction's objects once it has committed them, so that is
-// when the rules for the address are in place.
-type monitor struct {
-	cmd    *exec.Cmd
-	done   chan struct{}
-	mu     sync.Mutex
-	seen   map[string]time.Time
-	notify chan struct{} // closed and replaced on every new address
-}
-
-func startMonitor(ns string) (*monitor, error) {
-	m := &monitor{cmd: exec.Command("ip", "netns", "exec", ns, "nft", "monitor"),
-		done: make(chan struct{}), seen: map[string]time.Time{}, notify: make(chan struct{})}
-	out, err := m.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := m.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("nft monitor: %w", err)
-	}
-	go func() {
-		defer close(m.done)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if !strings.HasPrefix(line, "add ") {
-				continue
-			}
-			now := time.Now()
-			m.mu.Lock()
-			added := false
-			for _, a := range ipv4RE.FindAllString(line, -1) {
-				if _, ok := m.seen[a]; !ok {
-					m.seen[a], added = now, true
-				}
-			}
-			if strings.Contains(line, probeTable) {
-				m.seen[probeTable], added = now, true
-			}
-			if added {
-				close(m.notify)
-				m.notify = make(chan struct{})
-			}
-			m.mu.Unlock()
-		}
-		_ = m.cmd.Wait()
-	}()
-	return m, nil
-}
-
-// probeTable is a table the bench adds and removes in a namespace to learn
-// that its monitor listens.
-const probeTable = "kube-lite-bench-probe"
-
-// ready returns once the monitor reports a change made after it started
-// listening, which takes a moment after its start: the probe table is
-// added and removed until it does.
-func (m *monitor) ready(ctx context.Context, ns string) error {
-	nft := func(args ...string) error {
-		args = append([]string{"netns", "exec", ns, "nft"}, args...)
-		if out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("nft %s: %w: %s", strings.Join(args[3:], " "), err, out)
-		}
-		return nil
-	}
-	for range 50 {
-		if err := nft("add", "table", "ip", probeTable); err != nil {
-			return err
-		}
-		_, err := m.waitFor(ctx, probeTable, 200*time.Millisecond)
-		if derr := nft("delete", "table", "ip", probeTable); derr != nil {
-			return derr
-		}
-		if err == nil {
-			return nil
-		}
-	}
-	return errors.New("nft monitor did not report the probe table in 10s")
-}
-
-// waitFor returns when key was first seen added, waiting up to timeout.
-func (m *monitor) waitFor(ctx context.Context, key string, timeout time.Duration) (time.Time, error) {
-	deadline := time.After(timeout)
-	for {
-		m.mu.Lock()
-		t, ok := m.seen[key]
-		notify := m.notify
-		m.mu.Unlock()
-		if ok {
-			return t, nil
-		}
-		select {
-		case <-notify:
-		case <-m.done:
-			return time.Time{}, fmt.Errorf("nft monitor ended before %s was seen", key)
-		case <-deadline:
-			return time.Time{}, fmt.Errorf("%s not in the ruleset after %s", key, timeout)
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		}
-	}
-}
-
-func (m *monitor) stop() {
-	_ = m.cmd.Process.Kill()
-	<-m.done
 }

@@ -62,12 +62,6 @@ func printRound(out io.Writer, rs []result) {
 		}
 		fmt.Fprintln(out)
 	}
-	for _, r := range rs {
-		if r.earlyAddresses > 0 {
-			fmt.Fprintf(out, "(%s: %d of %d changes were in the ruleset before the write's response came back; counted as 0 ms)\n",
-				r.proxy, r.earlyAddresses, len(r.changes))
-		}
-	}
 }
 
 // printSummary prints each figure's median and range over the rounds, per
