@@ -7,9 +7,11 @@ import (
 // metrics are upstream kube-proxy's names, so that its dashboards and the
 // network programming SLO read kube-lite-proxy too. Only IPv4 is proxied.
 type metrics struct {
-	syncDuration prometheus.Observer
-	lastSync     prometheus.Gauge
-	programming  prometheus.Observer
+	syncDuration        prometheus.Observer
+	fullSyncDuration    prometheus.Observer
+	partialSyncDuration prometheus.Observer
+	lastSync            prometheus.Gauge
+	programming         prometheus.Observer
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -17,6 +19,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	sync := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Subsystem: "kubeproxy", Name: "sync_proxy_rules_duration_seconds",
 		Help:    "SyncProxyRules latency in seconds",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, family)
+	full := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: "kubeproxy", Name: "sync_full_proxy_rules_duration_seconds",
+		Help:    "SyncProxyRules latency in seconds for full resyncs",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, family)
+	partial := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Subsystem: "kubeproxy", Name: "sync_partial_proxy_rules_duration_seconds",
+		Help:    "SyncProxyRules latency in seconds for partial resyncs",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 	}, family)
 	last := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -34,12 +46,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Buckets: buckets,
 	}, family)
 	if reg != nil {
-		reg.MustRegister(sync, last, prog)
+		reg.MustRegister(sync, full, partial, last, prog)
 	}
 	const ipv4 = "IPv4"
 	return &metrics{
-		syncDuration: sync.WithLabelValues(ipv4),
-		lastSync:     last.WithLabelValues(ipv4),
-		programming:  prog.WithLabelValues(ipv4),
+		syncDuration:        sync.WithLabelValues(ipv4),
+		fullSyncDuration:    full.WithLabelValues(ipv4),
+		partialSyncDuration: partial.WithLabelValues(ipv4),
+		lastSync:            last.WithLabelValues(ipv4),
+		programming:         prog.WithLabelValues(ipv4),
 	}
 }

@@ -66,10 +66,17 @@ type Proxier struct {
 	// triggers holds, per slice, when the change not yet in the kernel was
 	// made (the endpoints controller's last-change-trigger-time).
 	triggers map[string]time.Time
-	// existing is the table's content after the last successful sync; nil
-	// means it must be listed from the kernel first.
-	existing map[string][]string
+	// prev is what the last successful sync wrote, which the next one
+	// changes where needed; nil means the table must be listed from the
+	// kernel and rewritten whole.
+	prev     *Ruleset
+	lastFull time.Time
 }
+
+// fullSyncPeriod is how often a sync rewrites the whole table even though
+// only some Services changed, in case something else touched it (upstream's
+// figure).
+const fullSyncPeriod = time.Hour
 
 // NewProxier wires informers on Services and EndpointSlices to the sync loop.
 func NewProxier(cfg ProxierConfig) (*Proxier, error) {
@@ -177,12 +184,17 @@ func (p *Proxier) start(ctx context.Context) error {
 }
 
 // Sync writes the table once from the informers' current state.
-func (p *Proxier) Sync(ctx context.Context) error {
+func (p *Proxier) Sync(ctx context.Context) (err error) {
 	start := p.cfg.Clock.Now()
 	p.mu.Lock()
 	triggers := p.triggers
 	p.triggers = map[string]time.Time{}
 	p.mu.Unlock()
+	defer func() {
+		if err != nil {
+			p.requeueTriggers(triggers)
+		}
+	}()
 
 	svcs, err := p.services.List(labels.Everything())
 	if err != nil {
@@ -198,49 +210,71 @@ func (p *Proxier) Sync(ctx context.Context) error {
 			return fmt.Errorf("node addresses: %w", err)
 		}
 	}
-	if p.existing == nil {
-		p.existing, err = p.cfg.NFT.ListAll(ctx)
-		if err != nil && !knftables.IsNotFound(err) {
-			return fmt.Errorf("list table %s: %w", TableName, err)
-		}
-	}
 	rs := Render(p.cfg.Rules, st)
 	tx := p.cfg.NFT.NewTransaction()
-	rs.Transaction(tx, p.existing)
-	if err := p.cfg.NFT.Run(ctx, tx); err != nil {
-		p.existing = nil
-		p.mu.Lock()
-		for k, t := range triggers {
-			if old, ok := p.triggers[k]; !ok || t.Before(old) {
-				p.triggers[k] = t
-			}
+	full := p.prev == nil || start.Sub(p.lastFull) >= fullSyncPeriod || !rs.Update(tx, p.prev)
+	if full {
+		var existing map[string][]string
+		if p.prev != nil {
+			existing = p.prev.names()
+		} else if existing, err = p.cfg.NFT.ListAll(ctx); err != nil && !knftables.IsNotFound(err) {
+			return fmt.Errorf("list table %s: %w", TableName, err)
 		}
-		p.mu.Unlock()
-		return fmt.Errorf("write table %s (%d operations): %w", TableName, tx.NumOperations(), err)
+		tx = p.cfg.NFT.NewTransaction()
+		rs.Transaction(tx, existing)
 	}
-	p.existing = rs.names()
+	// With nothing changed there is nothing to tell the kernel.
+	if tx.NumOperations() > 0 {
+		if err := p.cfg.NFT.Run(ctx, tx); err != nil {
+			// The kernel refused: list it again next time.
+			p.prev = nil
+			return fmt.Errorf("write table %s (%d operations): %w", TableName, tx.NumOperations(), err)
+		}
+	}
+	p.prev = rs
+	if full {
+		p.lastFull = start
+	}
 	now := p.cfg.Clock.Now()
 	p.metrics.syncDuration.Observe(now.Sub(start).Seconds())
+	if full {
+		p.metrics.fullSyncDuration.Observe(now.Sub(start).Seconds())
+	} else {
+		p.metrics.partialSyncDuration.Observe(now.Sub(start).Seconds())
+	}
 	p.metrics.lastSync.Set(float64(now.Unix()))
 	for _, t := range triggers {
 		p.metrics.programming.Observe(now.Sub(t).Seconds())
 	}
 	p.health.synced(now)
-	slog.Debug("synced", "services", len(svcs), "endpointslices", len(eps), "operations", tx.NumOperations(), "took", now.Sub(start))
+	slog.Debug("synced", "full", full, "services", len(svcs), "endpointslices", len(eps), "operations", tx.NumOperations(), "took", now.Sub(start))
 	return nil
+}
+
+// requeueTriggers keeps the change times of a failed sync for the next.
+func (p *Proxier) requeueTriggers(triggers map[string]time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, t := range triggers {
+		if old, ok := p.triggers[k]; !ok || t.Before(old) {
+			p.triggers[k] = t
+		}
+	}
 }
 
 // names lists r's objects in knftables' ListAll shape.
 func (r *Ruleset) names() map[string][]string {
 	out := map[string][]string{}
-	for _, c := range r.chains {
-		out["chain"] = append(out["chain"], c.Name)
-	}
-	for _, s := range r.sets {
-		out["set"] = append(out["set"], s.Name)
-	}
-	for _, m := range r.maps {
-		out["map"] = append(out["map"], m.Name)
+	for _, f := range r.fragments() {
+		for _, c := range f.chains {
+			out["chain"] = append(out["chain"], c.Name)
+		}
+		for _, s := range f.sets {
+			out["set"] = append(out["set"], s.Name)
+		}
+		for _, m := range f.maps {
+			out["map"] = append(out["map"], m.Name)
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -302,5 +303,62 @@ func TestRunCoalescesAndResyncs(t *testing.T) {
 	}
 	if !strings.Contains(nft.Dump(), "10.96.0.20") {
 		t.Error("the table is gone after Run ended; upstream leaves it for the next start")
+	}
+}
+
+// failingNFT refuses transactions while fail is set, as the kernel
+// refuses a bad one.
+type failingNFT struct {
+	*knftables.Fake
+	fail bool
+}
+
+func (f *failingNFT) Run(ctx context.Context, tx *knftables.Transaction) error {
+	if f.fail {
+		return errors.New("nft: refused")
+	}
+	return f.Fake.Run(ctx, tx)
+}
+
+// A sync the kernel refuses changes nothing, and the next one writes the
+// whole table and still reports how late the change that waited is.
+func TestSyncAfterRefusal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now)
+	eps := slice("web", "web-abc", nil, readyEP("10.244.0.5", testNode))
+	eps.Annotations = map[string]string{v1.EndpointsLastChangeTriggerTime: now.Add(-time.Second).Format(time.RFC3339Nano)}
+	nft := &failingNFT{Fake: knftables.NewFake(knftables.IPv4Family, TableName), fail: true}
+	reg := prometheus.NewRegistry()
+	p, err := NewProxier(ProxierConfig{Client: fake.NewClientset(service("web", "10.96.0.20", nil), eps), NFT: nft,
+		Rules: testConfig(), Clock: clk, Registry: reg, SyncPeriod: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, p, func() bool {
+		_, err := p.slices.EndpointSlices("ns").Get("web-abc")
+		return err == nil
+	})
+	p.sliceChanged(eps) // the informer's own call may come later still
+	if err := p.Sync(ctx); err == nil {
+		t.Fatal("a refused transaction reported no error")
+	}
+	if nft.Dump() != "" {
+		t.Errorf("a refused sync left:\n%s", nft.Dump())
+	}
+	nft.fail = false
+	clk.Step(2 * time.Second)
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(nft.Dump(), "10.96.0.20 . tcp . 80 : goto service-ns/web/tcp/http") {
+		t.Errorf("the sync after a refusal did not write the Service:\n%s", nft.Dump())
+	}
+	if h := histogram(t, reg, "kubeproxy_network_programming_duration_seconds"); h.GetSampleCount() != 1 || h.GetSampleSum() != 3 {
+		t.Errorf("network programming: %d samples summing %v s, want 1 of 3 s", h.GetSampleCount(), h.GetSampleSum())
 	}
 }

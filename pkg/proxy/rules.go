@@ -63,22 +63,63 @@ type State struct {
 }
 
 // Ruleset is the whole desired content of the table, rendered by Render and
-// written by Transaction.
+// written by Transaction or Update.
 type Ruleset struct {
-	chains   []*knftables.Chain
-	sets     []*knftables.Set
-	maps     []*knftables.Map
-	rules    []*knftables.Rule
-	elements []*knftables.Element
+	base *fragment
+	// services holds each Service's objects by namespace/name, so that a
+	// sync rewrites only the Services that changed.
+	services map[string]*fragment
+	order    []string
+	cur      *fragment
 	// affinity names the ClientIP affinity sets; they survive a sync that
 	// still wants them, so that clients stay on their endpoint.
 	affinity map[string]bool
 }
 
-func (r *Ruleset) chain(name string) { r.chains = append(r.chains, &knftables.Chain{Name: name}) }
+// fragment is a part of the table written and replaced as a whole.
+type fragment struct {
+	chains   []*knftables.Chain
+	sets     []*knftables.Set
+	maps     []*knftables.Map
+	rules    []*knftables.Rule
+	elements []*knftables.Element
+	text     string // everything above, to tell whether it changed
+}
+
+func (f *fragment) seal() {
+	var b strings.Builder
+	for _, c := range f.chains {
+		fmt.Fprintf(&b, "chain %s\n", c.Name)
+	}
+	for _, s := range f.sets {
+		fmt.Fprintf(&b, "set %s %v\n", s.Name, s.Timeout)
+	}
+	for _, m := range f.maps {
+		fmt.Fprintf(&b, "map %s\n", m.Name)
+	}
+	for _, r := range f.rules {
+		fmt.Fprintf(&b, "rule %s %s\n", r.Chain, r.Rule)
+	}
+	for _, e := range f.elements {
+		fmt.Fprintf(&b, "element %s%s %v %v\n", e.Set, e.Map, e.Key, e.Value)
+	}
+	f.text = b.String()
+}
+
+func (r *Ruleset) fragments() []*fragment {
+	out := []*fragment{r.base}
+	for _, k := range r.order {
+		out = append(out, r.services[k])
+	}
+	return out
+}
+
+func (r *Ruleset) chain(name string) {
+	r.cur.chains = append(r.cur.chains, &knftables.Chain{Name: name})
+}
 
 func (r *Ruleset) rule(chain string, parts ...any) {
-	r.rules = append(r.rules, &knftables.Rule{Chain: chain, Rule: knftables.Concat(parts...)})
+	r.cur.rules = append(r.cur.rules, &knftables.Rule{Chain: chain, Rule: knftables.Concat(parts...)})
 }
 
 func (r *Ruleset) element(set, mapName string, key []string, value ...string) {
@@ -86,14 +127,16 @@ func (r *Ruleset) element(set, mapName string, key []string, value ...string) {
 	if len(value) > 0 {
 		e.Value = value
 	}
-	r.elements = append(r.elements, e)
+	r.cur.elements = append(r.cur.elements, e)
 }
 
 // Render decides the table's whole content from the Services and
 // EndpointSlices. It does no I/O.
 func Render(cfg Config, st State) *Ruleset {
-	r := &Ruleset{affinity: map[string]bool{}}
-	r.base(cfg, st.NodeIPs)
+	r := &Ruleset{base: &fragment{}, services: map[string]*fragment{}, affinity: map[string]bool{}}
+	r.cur = r.base
+	r.writeBase(cfg, st.NodeIPs)
+	r.base.seal()
 
 	bySvc := map[string][]*discoveryv1.EndpointSlice{}
 	for _, s := range st.Slices {
@@ -113,12 +156,17 @@ func Render(cfg Config, st State) *Ruleset {
 		if !ok {
 			continue
 		}
-		svcSlices := bySvc[svc.Namespace+"/"+svc.Name]
+		key := svc.Namespace + "/" + svc.Name
+		r.cur = &fragment{}
 		r.element(clusterIPsSet, "", []string{cip.String()})
 		for _, sp := range svc.Spec.Ports {
-			r.servicePort(cfg, svc, cip, sp, servicePortEndpoints(sp, svcSlices, cfg.NodeName))
+			r.servicePort(cfg, svc, cip, sp, servicePortEndpoints(sp, bySvc[key], cfg.NodeName))
 		}
+		r.cur.seal()
+		r.services[key] = r.cur
+		r.order = append(r.order, key)
 	}
+	r.cur = nil
 	return r
 }
 
@@ -137,7 +185,7 @@ func proxiedClusterIP(svc *v1.Service) (netip.Addr, bool) {
 
 // base is the skeleton every sync writes: hooks, dispatch maps and the
 // helpers the per-service chains jump to.
-func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
+func (r *Ruleset) writeBase(cfg Config, nodeIPs []netip.Addr) {
 	type baseChain struct {
 		name     string
 		kind     knftables.BaseChainType
@@ -155,7 +203,7 @@ func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
 		{"nat-output", knftables.NATType, knftables.OutputHook, "-100"},
 		{"nat-postrouting", knftables.NATType, knftables.PostroutingHook, "100"},
 	} {
-		r.chains = append(r.chains, &knftables.Chain{Name: bc.name, Type: &bc.kind, Hook: &bc.hook, Priority: &bc.priority})
+		r.cur.chains = append(r.cur.chains, &knftables.Chain{Name: bc.name, Type: &bc.kind, Hook: &bc.hook, Priority: &bc.priority})
 	}
 	for _, c := range []string{servicesChain, masqueradingChain, markMasqChain, rejectChain, endpointsCheckChain, nodePortsCheckChain, clusterIPsCheckChain} {
 		r.chain(c)
@@ -183,8 +231,8 @@ func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
 	r.rule(rejectChain, "reject")
 
 	const ipPortProto = "ipv4_addr . inet_proto . inet_service : verdict"
-	r.sets = append(r.sets, &knftables.Set{Name: clusterIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("cluster IPs with rules")})
-	r.maps = append(r.maps,
+	r.cur.sets = append(r.cur.sets, &knftables.Set{Name: clusterIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("cluster IPs with rules")})
+	r.cur.maps = append(r.cur.maps,
 		&knftables.Map{Name: serviceIPsMap, Type: ipPortProto, Comment: knftables.PtrTo("cluster IP traffic")},
 		&knftables.Map{Name: serviceNodePortsMap, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("NodePort traffic")},
 		&knftables.Map{Name: noEndpointServicesMap, Type: ipPortProto, Comment: knftables.PtrTo("cluster IPs without endpoints: reject or drop")},
@@ -203,7 +251,7 @@ func (r *Ruleset) base(cfg Config, nodeIPs []netip.Addr) {
 		r.rule(servicesChain, "fib daddr type local", noLocalhost, "meta l4proto . th dport vmap", "@", serviceNodePortsMap)
 		r.rule(nodePortsCheckChain, noLocalhost, "meta l4proto . th dport vmap", "@", noEndpointNodePortsMap)
 	} else {
-		r.sets = append(r.sets, &knftables.Set{Name: nodePortIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("addresses serving NodePorts")})
+		r.cur.sets = append(r.cur.sets, &knftables.Set{Name: nodePortIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("addresses serving NodePorts")})
 		for _, ip := range nodeIPs {
 			if !ip.Is4() || ip.IsLoopback() || !slices.ContainsFunc(cfg.NodePortCIDRs, func(p netip.Prefix) bool { return p.Contains(ip) }) {
 				continue
@@ -338,7 +386,7 @@ func (r *Ruleset) policyChain(name, base, proto string, eps []endpoint, timeout 
 		r.rule(ch, "ip saddr", e.ip, "jump", markMasqChain)
 		if timeout > 0 {
 			set := affinitySet(e)
-			r.sets = append(r.sets, &knftables.Set{
+			r.cur.sets = append(r.cur.sets, &knftables.Set{
 				Name: set, Type: "ipv4_addr",
 				// The kernel marks a set updated from the packet path dynamic;
 				// asking for it up front keeps a repeated add identical.
@@ -360,8 +408,10 @@ func (r *Ruleset) policyChain(name, base, proto string, eps []endpoint, timeout 
 func (r *Ruleset) Transaction(tx *knftables.Transaction, existing map[string][]string) {
 	tx.Add(&knftables.Table{Comment: knftables.PtrTo("rules for kube-lite-proxy")})
 	wanted := map[string]bool{}
-	for _, c := range r.chains {
-		wanted[c.Name] = true
+	for _, f := range r.fragments() {
+		for _, c := range f.chains {
+			wanted[c.Name] = true
+		}
 	}
 	// Rules first (they refer to sets, maps and chains), then the maps
 	// (their verdicts refer to chains), then what nothing refers to any more.
@@ -381,19 +431,82 @@ func (r *Ruleset) Transaction(tx *knftables.Transaction, existing map[string][]s
 			tx.Delete(&knftables.Chain{Name: name})
 		}
 	}
-	for _, c := range r.chains {
+	for _, f := range r.fragments() {
+		f.add(tx)
+	}
+}
+
+// add writes f's objects; chains that exist must have been flushed.
+func (f *fragment) add(tx *knftables.Transaction) {
+	for _, c := range f.chains {
 		tx.Add(c)
 	}
-	for _, s := range r.sets {
+	for _, s := range f.sets {
 		tx.Add(s)
 	}
-	for _, m := range r.maps {
+	for _, m := range f.maps {
 		tx.Add(m)
 	}
-	for _, rule := range r.rules {
+	for _, rule := range f.rules {
 		tx.Add(rule)
 	}
-	for _, e := range r.elements {
+	for _, e := range f.elements {
 		tx.Add(e)
 	}
+}
+
+// Update writes in tx only what changed since prev, the Ruleset the table
+// holds now: the Services whose objects differ are removed and written
+// again, the others are left alone. It reports false, writing nothing,
+// when the skeleton changed; then only Transaction can bring the table
+// up to date.
+func (r *Ruleset) Update(tx *knftables.Transaction, prev *Ruleset) bool {
+	if r.base.text != prev.base.text {
+		return false
+	}
+	var stale, fresh []*fragment
+	for _, k := range prev.order {
+		if f := r.services[k]; f == nil || f.text != prev.services[k].text {
+			stale = append(stale, prev.services[k])
+		}
+	}
+	for _, k := range r.order {
+		if f := prev.services[k]; f == nil || f.text != r.services[k].text {
+			fresh = append(fresh, r.services[k])
+		}
+	}
+	wanted := map[string]bool{}
+	for _, f := range fresh {
+		for _, c := range f.chains {
+			wanted[c.Name] = true
+		}
+	}
+	// As in Transaction: first what refers to chains and sets (map
+	// elements, rules), then the chains and sets no longer wanted.
+	for _, f := range stale {
+		for _, e := range f.elements {
+			tx.Delete(&knftables.Element{Set: e.Set, Map: e.Map, Key: e.Key})
+		}
+	}
+	for _, f := range stale {
+		for _, c := range f.chains {
+			tx.Flush(&knftables.Chain{Name: c.Name})
+		}
+	}
+	for _, f := range stale {
+		for _, c := range f.chains {
+			if !wanted[c.Name] {
+				tx.Delete(&knftables.Chain{Name: c.Name})
+			}
+		}
+		for _, s := range f.sets {
+			if !r.affinity[s.Name] {
+				tx.Delete(&knftables.Set{Name: s.Name})
+			}
+		}
+	}
+	for _, f := range fresh {
+		f.add(tx)
+	}
+	return true
 }

@@ -88,13 +88,15 @@ func apply(t *testing.T, nft *knftables.Fake, cfg Config, st State) string {
 	return nft.Dump()
 }
 
-func TestRenderGolden(t *testing.T) {
+type renderCase struct {
+	name  string
+	cfg   func(*Config)
+	state State
+}
+
+func renderCases() []renderCase {
 	local := v1.ServiceInternalTrafficPolicyLocal
-	tests := []struct {
-		name  string
-		cfg   func(*Config)
-		state State
-	}{
+	return []renderCase{
 		{
 			name: "clusterip-3-endpoints",
 			state: State{
@@ -224,7 +226,10 @@ func TestRenderGolden(t *testing.T) {
 			},
 		},
 	}
-	for _, tc := range tests {
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range renderCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
 			if tc.cfg != nil {
@@ -246,5 +251,40 @@ func TestRenderGolden(t *testing.T) {
 				t.Errorf("rules differ from %s (go test -run TestRenderGolden -update rewrites it); got:\n%s", golden, got)
 			}
 		})
+	}
+}
+
+// A sync that rewrites only the changed Services leaves the same table as
+// one that rewrites everything, from every golden state to every other.
+func TestUpdateEqualsFullRewrite(t *testing.T) {
+	cases := append(renderCases(), renderCase{name: "nothing"})
+	ctx := context.Background()
+	for _, from := range cases {
+		for _, to := range cases {
+			if from.cfg != nil || to.cfg != nil {
+				continue // another skeleton: Update refuses, tested below
+			}
+			t.Run(from.name+" to "+to.name, func(t *testing.T) {
+				partial := knftables.NewFake(knftables.IPv4Family, TableName)
+				apply(t, partial, testConfig(), from.state)
+				prev := Render(testConfig(), from.state)
+				tx := partial.NewTransaction()
+				if !Render(testConfig(), to.state).Update(tx, prev) {
+					t.Fatal("Update refused a change of Services only")
+				}
+				if err := partial.Run(ctx, tx); err != nil {
+					t.Fatalf("update refused: %v\n%s", err, tx)
+				}
+				full := apply(t, knftables.NewFake(knftables.IPv4Family, TableName), testConfig(), to.state)
+				if got := partial.Dump(); got != full {
+					t.Errorf("updated table:\n%s\nwant, as written whole:\n%s", got, full)
+				}
+			})
+		}
+	}
+	withAddresses := testConfig()
+	withAddresses.NodePortCIDRs = []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}
+	if Render(withAddresses, State{}).Update(knftables.NewFake(knftables.IPv4Family, TableName).NewTransaction(), Render(testConfig(), State{})) {
+		t.Error("Update accepted a changed skeleton (--nodeport-addresses); only a full rewrite can change it")
 	}
 }

@@ -160,9 +160,11 @@ func slice(svc string, ips ...string) *discoveryv1.EndpointSlice {
 }
 
 // program writes the rules for st into the node namespace, as one sync of
-// the proxy does.
-func program(t *testing.T, st proxy.State) {
+// the proxy does: only what changed since prev, or, with prev nil, the
+// whole table.
+func program(t *testing.T, st proxy.State, prev *proxy.Ruleset) *proxy.Ruleset {
 	t.Helper()
+	var rs *proxy.Ruleset
 	cfg := proxy.Config{NodeName: nodeName, ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"),
 		ServiceCIDR: netip.MustParsePrefix(serviceCIDR)}
 	err := inNetns(netnsName("node"), func() error {
@@ -174,17 +176,22 @@ func program(t *testing.T, st proxy.State) {
 		if err != nil {
 			return err
 		}
-		existing, err := nft.ListAll(ctx)
-		if err != nil && !knftables.IsNotFound(err) {
-			return err
-		}
+		rs = proxy.Render(cfg, st)
 		tx := nft.NewTransaction()
-		proxy.Render(cfg, st).Transaction(tx, existing)
+		if prev == nil || !rs.Update(tx, prev) {
+			existing, err := nft.ListAll(ctx)
+			if err != nil && !knftables.IsNotFound(err) {
+				return err
+			}
+			tx = nft.NewTransaction()
+			rs.Transaction(tx, existing)
+		}
 		return nft.Run(ctx, tx)
 	})
 	if err != nil {
 		t.Fatalf("programming the node: %v", err)
 	}
+	return rs
 }
 
 // get connects from the namespace of role to addr and returns the answering
@@ -235,7 +242,7 @@ func TestServicesInKernel(t *testing.T) {
 			slice("self", pods[0].ip),
 		},
 	}
-	program(t, st)
+	initial := program(t, st, nil)
 
 	spread := func(t *testing.T, role, addr string) {
 		seen := map[string]int{}
@@ -280,7 +287,7 @@ func TestServicesInKernel(t *testing.T) {
 		}
 		for i := range 20 {
 			if i == 10 {
-				program(t, st) // a resync must not forget the client
+				program(t, st, nil) // a full resync must not forget the client
 			}
 			name, _, err := get("client", "10.96.0.22:80")
 			if err != nil {
@@ -304,7 +311,8 @@ func TestServicesInKernel(t *testing.T) {
 
 	t.Run("endpoints gone: the next sync refuses", func(t *testing.T) {
 		changed := proxy.State{Services: st.Services[:1], Slices: []*discoveryv1.EndpointSlice{slice("web")}}
-		program(t, changed)
+		// A sync writing only the changed Services, from the first state.
+		program(t, changed, initial)
 		if _, _, err := get("client", "10.96.0.20:80"); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Errorf("got %v, want connection refused", err)
 		}
@@ -321,7 +329,7 @@ func TestServicesInKernel(t *testing.T) {
 	})
 
 	t.Run("cleanup removes the table and the routes", func(t *testing.T) {
-		program(t, st)
+		program(t, st, nil)
 		if err := inNetns(netnsName("node"), func() error {
 			return proxy.Cleanup(context.Background(), netip.MustParsePrefix(serviceCIDR))
 		}); err != nil {
