@@ -302,3 +302,40 @@ func TestSyncIsANoOpOnceWritten(t *testing.T) {
 		t.Errorf("subsets %+v: want the pod under notReadyAddresses", got.Subsets)
 	}
 }
+
+func TestRepack(t *testing.T) {
+	a, b := addr("a", "10.244.0.2"), addr("b", "10.244.0.3")
+	p80 := corev1.EndpointPort{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}
+	p81 := corev1.EndpointPort{Name: "metrics", Port: 81, Protocol: corev1.ProtocolTCP}
+	tests := []struct {
+		name string
+		in   []corev1.EndpointSubset
+		want []corev1.EndpointSubset
+	}{
+		{
+			name: "addresses of the same port merge",
+			in: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{b}, Ports: []corev1.EndpointPort{p80}},
+				{Addresses: []corev1.EndpointAddress{a}, Ports: []corev1.EndpointPort{p80}}},
+			want: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{a, b}, Ports: []corev1.EndpointPort{p80}}},
+		},
+		{
+			name: "an address both ready and not ready on a port is not ready",
+			in: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{a}, Ports: []corev1.EndpointPort{p80}},
+				{NotReadyAddresses: []corev1.EndpointAddress{a}, Ports: []corev1.EndpointPort{p80}},
+				{Addresses: []corev1.EndpointAddress{a}, Ports: []corev1.EndpointPort{p80}}},
+			want: []corev1.EndpointSubset{{NotReadyAddresses: []corev1.EndpointAddress{a}, Ports: []corev1.EndpointPort{p80}}},
+		},
+		{
+			name: "ports with different addresses stay apart",
+			in:   []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{a, b}, Ports: []corev1.EndpointPort{p80}}, {Addresses: []corev1.EndpointAddress{a}, Ports: []corev1.EndpointPort{p81}}},
+			want: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{a, b}, Ports: []corev1.EndpointPort{p80}}, {Addresses: []corev1.EndpointAddress{a}, Ports: []corev1.EndpointPort{p81}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Repack(tt.in); !apiequality.Semantic.DeepEqual(got, tt.want) {
+				t.Errorf("Repack\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
