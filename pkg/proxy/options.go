@@ -61,10 +61,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "This node's name, as its kubelet registered it (default: the host name); picks the local endpoints of traffic policy Local.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' address range; traffic to a Service from outside it is masqueraded. Empty: none is.")
 	fs.StringVar(&o.ServiceCIDR, "service-cluster-ip-range", o.ServiceCIDR, "The Services' address range, the apiserver's; the node routes it as unreachable so that an address without rules never leaves the host.")
-	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "host:port serving /healthz (upstream's JSON; 503 when a change waits too long for its sync).")
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "host:port serving /healthz (upstream's JSON; 503 before the first sync and while a change waits longer than twice --sync-period).")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "host:port serving /metrics.")
 	fs.StringSliceVar(&o.NodePortAddresses, "nodeport-addresses", o.NodePortAddresses, "CIDRs of the node addresses that serve NodePorts (default: every address but localhost, as upstream's nftables mode).")
-	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "Rewrite the rules at least this often, even when nothing changed.")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "Sync at least this often, even when nothing changed (the whole table is rewritten hourly, as upstream).")
 	fs.DurationVar(&o.MinSyncPeriod, "min-sync-period", o.MinSyncPeriod, "Changes arriving within this period after a sync are written together by the next one.")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "Remove the nftables table and the service range's routes, then exit.")
 }
