@@ -34,7 +34,7 @@ args_for() {
       local a="-apiserver bin/kube-lite-apiserver"
       if [ -x bin/kube-lite-proxy ]; then a="$a -proxy bin/kube-lite-proxy"; else a="$a -proxy="; fi
       if [ -x .upstream/bin/kube-proxy ]; then a="$a -upstream .upstream/bin"; fi
-      echo "$a -rounds 2" ;;
+      echo "$a -rounds 2 -changes 50" ;;
     *)         echo "" ;;
   esac
 }
