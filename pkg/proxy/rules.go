@@ -46,8 +46,8 @@ type Config struct {
 	// outside it is masqueraded so that replies come back through this node.
 	// Invalid (unset): no such masquerade.
 	ClusterCIDR netip.Prefix
-	// ServiceCIDR is rejected as a whole for traffic from the host itself
-	// that no Service rule rewrote. Invalid (unset): no such reject.
+	// ServiceCIDR: a new connection to an address or port in it that no
+	// Service rewrote is refused. Invalid (unset): no such reject.
 	ServiceCIDR netip.Prefix
 	// NodePortCIDRs restrict NodePorts to the node's addresses inside them;
 	// empty means every local address but loopback, as upstream.
