@@ -66,6 +66,12 @@ build_image() {
 		# make build, not go build: it carries the build flags (GO_BUILD_FLAGS).
 		make -C "$ROOT" --no-print-directory build BIN="$BIN" || fail "" "fix the build ('make build')"
 	fi
+	# The nodes run every daemon of a worker; a binary missing here would
+	# only show as a node container that exits.
+	local b
+	for b in kube-lite-apiserver kube-lite-scheduler kube-lite-controller-manager kube-lite-kubelet kube-lite-proxy kube-lite-pki kubectl-lite; do
+		[ -x "$BIN/$b" ] || { echo "hack/compose.sh: $BIN/$b is missing: run 'make build'" >&2; exit 1; }
+	done
 	step "images: pause, busybox, testapp and coredns OCI tarballs"
 	local images=$CACHE/images
 	if [ ! -s "$images/testapp.tar" ] || [ ! -s "$images/coredns.tar" ] ||
@@ -134,25 +140,17 @@ up() {
 	wait_for 90 compose_curl /readyz || { compose logs --tail 20 apiserver-1 >"$CDIR/apiserver-1.log" 2>&1; fail "$CDIR/apiserver-1.log" "is port $KUBE_LITE_COMPOSE_PORT free? set KUBE_LITE_COMPOSE_PORT"; }
 	step "waiting for $NODES Ready, untainted nodes"
 	wait_for 180 nodes_ready || { compose logs --tail 30 node-1 node-2 node-3 >"$CDIR/nodes.log" 2>&1; fail "$CDIR/nodes.log" "check the node logs: docker-compose -p $PROJECT logs node-1"; }
-	# The nodes run kube-lite-proxy when the image has it (entrypoint.sh);
-	# CoreDNS reaches the API through the kubernetes Service, so the addons
-	# need it.
-	local dns_msg=""
-	if [ -x "$BIN/kube-lite-proxy" ]; then
-		step "addons: CoreDNS (kube-dns at 10.96.0.10)"
-		: >"$CDIR/addons.log"
-		apply_addons "$CDIR/admin.kubeconfig" 10.96.0.10 "$CDIR/addons.log" ||
-			fail "$CDIR/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
-		"$BIN/kubectl-lite" --kubeconfig "$CDIR/admin.kubeconfig" -n kube-system wait --for=condition=Available \
-			deployment/coredns --timeout=180s >>"$CDIR/addons.log" 2>&1 ||
-			fail "$CDIR/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; docker-compose -p $PROJECT logs node-1"
-		dns_msg="
-Every node runs kube-lite-proxy, and CoreDNS answers for cluster.local at 10.96.0.10
-(kube-dns in kube-system): pods resolve <service>.<namespace>.svc.cluster.local.
-"
-	else
-		step "skipping the addons: $BIN/kube-lite-proxy is missing"
-	fi
+	# CoreDNS reaches the API through the kubernetes Service, which the
+	# nodes' kube-lite-proxy programs.
+	step "addons: CoreDNS (kube-dns at 10.96.0.10)"
+	: >"$CDIR/addons.log"
+	apply_addons "$CDIR/admin.kubeconfig" 10.96.0.10 "$CDIR/addons.log" ||
+		fail "$CDIR/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
+	# rollout status, not wait --for=condition=Available: with the addon's
+	# maxUnavailable 1, a single replica is "Available" before it is Ready.
+	"$BIN/kubectl-lite" --kubeconfig "$CDIR/admin.kubeconfig" -n kube-system rollout status \
+		deployment/coredns --timeout=180s >>"$CDIR/addons.log" 2>&1 ||
+		fail "$CDIR/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; docker-compose -p $PROJECT logs node-1"
 	cat <<MSG
 
 kube-lite compose cluster is up after $((SECONDS - started)) s (project $PROJECT): 3 nodes, 2 apiservers
@@ -165,7 +163,10 @@ kube-lite compose cluster is up after $((SECONDS - started)) s (project $PROJECT
 
 Workload images come from the registry service: registry:5000/kube-lite/testapp:1.0
 and registry:5000/kube-lite/busybox:1.35.
-$dns_msg
+
+Every node runs kube-lite-proxy, and CoreDNS answers for cluster.local at 10.96.0.10
+(kube-dns in kube-system): pods resolve <service>.<namespace>.svc.cluster.local.
+
 Logs: docker-compose -p $PROJECT -f $COMPOSE_FILE logs <service>
 Stop everything with 'hack/compose.sh down' (make compose-down).
 MSG

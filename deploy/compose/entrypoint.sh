@@ -99,6 +99,7 @@ EOF
 
 run_node() {
 	local name=${NODE_NAME:?} ip
+	command -v kube-lite-proxy >/dev/null || die "kube-lite-proxy is not in the image: build bin/ with 'make build' and the image again"
 	ip=${NODE_IP:-$(ip -4 -o addr show scope global | awk '{sub(/\/.*/, "", $4); print $4; exit}')}
 	wait_pki
 	# Docker mounts /proc/sys read-only (compose 1.x cannot ask for
@@ -129,17 +130,14 @@ run_node() {
 		--client-ca-file "$PKI/ca.crt" "$@" &
 	local kpid=$!
 	local pids=("$cpid" "$kpid")
-	# Until kube-lite-proxy is built (cmd/kube-lite-proxy), nodes without Services.
-	if command -v kube-lite-proxy >/dev/null; then
-		# Its rules live in this container's network namespace: they go
-		# with the container, no --cleanup needed.
-		kube-lite-proxy --kubeconfig "$PKI/proxy.kubeconfig" --hostname-override "$name" \
-			--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
-			--healthz-bind-address 0.0.0.0:10256 --metrics-bind-address 127.0.0.1:10249 &
-		pids+=("$!")
-		wait_for 60 "kube-lite-proxy" curl -fsS http://127.0.0.1:10256/healthz
-		log "kube-lite-proxy up"
-	fi
+	# Its rules live in this container's network namespace: they go with
+	# the container, no --cleanup needed.
+	kube-lite-proxy --kubeconfig "$PKI/proxy.kubeconfig" --hostname-override "$name" \
+		--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
+		--healthz-bind-address 0.0.0.0:10256 --metrics-bind-address 127.0.0.1:10249 &
+	pids+=("$!")
+	wait_for 60 "kube-lite-proxy" curl -fsS http://127.0.0.1:10256/healthz
+	log "kube-lite-proxy up"
 	# Any daemon dying takes the node down, so that docker's restart
 	# policy (or the operator) sees it.
 	wait -n "${pids[@]}" || true
