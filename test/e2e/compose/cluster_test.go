@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -80,6 +82,100 @@ exit 1`, ip)
 	out, err := tryCommand(ctx, "docker", "exec", container(ctx, t, "node-3"), "curl", "-fsS", "--max-time", "5", "http://"+ip+":8080/")
 	if err != nil || !strings.Contains(out, "ip="+ip+" ") {
 		t.Errorf("curl from node-3 to %s: %q, %v", ip, out, err)
+	}
+}
+
+// TestServiceByNameAcrossNodes: a pod on node-1 finds a Service by its DNS
+// name (CoreDNS) and reaches both of its replicas on node-2 and node-3
+// through node-1's kube-lite-proxy, and reaches the API as
+// kubernetes.default.svc.
+func TestServiceByNameAcrossNodes(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	ns := namespace(ctx, t)
+	const client = "node-1"
+
+	web := offNode(testappDeployment("web", 2), client)
+	if _, err := env.cs.AppsV1().Deployments(ns).Create(ctx, web, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "web"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	if _, err := env.cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	byNode := waitRunning(ctx, t, ns, "web", 2, func(byNode map[string][]corev1.Pod) bool { return len(byNode) == 2 })
+	replicas := map[string]bool{}
+	for node, pods := range byNode {
+		if node == client {
+			t.Fatalf("a replica of web runs on %s, where the client runs: %s", client, describeSpread(byNode))
+		}
+		for _, p := range pods {
+			replicas[p.Name] = true
+		}
+	}
+
+	// The client waits for the name to resolve and a replica to answer
+	// (CoreDNS and the proxies learn of the Service a moment after it is
+	// created), then asks often enough that both replicas answer unless
+	// the proxy sends everything to one. No wget -T: Debian's static
+	// busybox wget crashes with it; timeout bounds each request instead.
+	//
+	// The API is asked in plain HTTP: busybox's own TLS sends no
+	// signature_algorithms, which Go's TLS server (the apiserver's) refuses
+	// since Go 1.25; its answer to plain HTTP is as much the apiserver's.
+	url := fmt.Sprintf("http://web.%s.svc.cluster.local/", ns)
+	script := fmt.Sprintf(`for i in $(seq 120); do timeout 3 wget -q -O /dev/null %[1]s && break; sleep 1; done
+for i in $(seq 40); do timeout 5 wget -q -O - %[1]s || exit 1; done
+printf 'GET /livez HTTP/1.0\r\n\r\n' | nc -w 5 kubernetes.default.svc 443`, url)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "client"},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](0),
+			Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					NodeSelector:  map[string]string{corev1.LabelHostname: client},
+					Containers:    []corev1.Container{{Name: "client", Image: busybox, Command: []string{"/bin/sh", "-c", script}}},
+				},
+			},
+		},
+	}
+	if _, err := env.cs.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := waitJobPod(ctx, t, ns, "client")
+	if pod.Spec.NodeName != client {
+		t.Errorf("the client ran on %s, want %s", pod.Spec.NodeName, client)
+	}
+	logs, err := env.cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("the client on %s failed (%s); its log:\n%s", client, describePod(pod), logs)
+	}
+	answered := map[string]int{}
+	for _, m := range hostnameRE.FindAllStringSubmatch(string(logs), -1) {
+		answered[m[1]]++
+	}
+	for name := range replicas {
+		if answered[name] == 0 {
+			t.Errorf("replica %s never answered %s from %s (answers: %v); the client's log:\n%s", name, url, client, answered, logs)
+		}
+	}
+	for name := range answered {
+		if !replicas[name] {
+			t.Errorf("%s answered %s but is no replica of web (%v)", name, url, sortedKeys(replicas))
+		}
+	}
+	if want := "Client sent an HTTP request to an HTTPS server."; !strings.Contains(string(logs), want) {
+		t.Errorf("the client's log has no %q from kubernetes.default.svc:443:\n%s", want, logs)
 	}
 }
 

@@ -5,6 +5,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ import (
 
 	"github.com/kube-lite/kube-lite/test/e2e/e2eutil"
 )
+
+// hostnameRE finds who answered in testapp's "ip=... hostname=... version=...".
+var hostnameRE = regexp.MustCompile(`ip=\S+ hostname=(\S+) version=`)
 
 // namespace creates a namespace named after the test and deletes it when
 // the test ends.
@@ -191,4 +195,52 @@ func restartService(t *testing.T, service string) {
 			t.Errorf("start %s again: %v", service, err)
 		}
 	})
+}
+
+// offNode keeps a Deployment's pods off one node and each on a node of its
+// own.
+func offNode(d *appsv1.Deployment, node string) *appsv1.Deployment {
+	d.Spec.Template.Spec.Affinity = &corev1.Affinity{
+		NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpNotIn, Values: []string{node},
+				}}}},
+			},
+		},
+		PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: d.Spec.Selector,
+				TopologyKey:   corev1.LabelHostname,
+			}},
+		},
+	}
+	return d
+}
+
+// waitJobPod waits until the Job's pod has finished and returns it.
+func waitJobPod(ctx context.Context, t *testing.T, ns, job string) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	waitFor(ctx, t, "the pod of job "+job+" to finish", func(ctx context.Context) (bool, string, error) {
+		list, err := env.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job})
+		if err != nil {
+			return false, "", err
+		}
+		if len(list.Items) == 0 {
+			return false, "no pod yet", nil
+		}
+		pod = &list.Items[0]
+		return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed, describePod(pod), nil
+	})
+	return pod
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
