@@ -164,22 +164,16 @@ for f in ca.crt "node-$NODE.kubeconfig" "node-$NODE.crt" "node-$NODE.key" "kubel
 done
 [ -x "$CONTAINERD_BIN" ] || die "$CONTAINERD_BIN not found: apt-get install containerd runc containernetworking-plugins iptables"
 [ -x "$CNI_BIN_DIR/bridge" ] || die "$CNI_BIN_DIR/bridge not found: apt-get install containernetworking-plugins"
+[ -f "$PKI_SRC/proxy.kubeconfig" ] || die "$PKI_SRC/proxy.kubeconfig is missing: write the PKI again with this kube-lite-pki (it writes kube-lite-proxy's credential)"
+command -v nft >/dev/null || die "nft not found: apt-get install nftables"
 NODE_IP=${NODE_IP:-$(default_ip)}
 NODE_IP=${NODE_IP:-127.0.0.1}
 
 step "binaries -> $BIN_DIR"
-for b in kube-lite-kubelet kubectl-lite; do
+for b in kube-lite-kubelet kube-lite-proxy kubectl-lite; do
 	[ -x "$SRC_BIN/$b" ] || die "$SRC_BIN/$b is missing: run 'make build' (or pass --bin-dir)"
 	install_file "$SRC_BIN/$b" "$BIN_DIR/$b" 0755
 done
-# Until kube-lite-proxy is built (cmd/kube-lite-proxy), a node without Services.
-PROXY=0
-if [ -x "$SRC_BIN/kube-lite-proxy" ]; then
-	[ -f "$PKI_SRC/proxy.kubeconfig" ] || die "$PKI_SRC/proxy.kubeconfig is missing: write the PKI with a kube-lite-pki that has kube-lite-proxy"
-	command -v nft >/dev/null || die "nft not found: apt-get install nftables"
-	install_file "$SRC_BIN/kube-lite-proxy" "$BIN_DIR/kube-lite-proxy" 0755
-	PROXY=1
-fi
 
 step "certificates and kubeconfig of node $NODE -> $PKI_DIR"
 mkdir -p "$PKI_DIR"
@@ -190,7 +184,7 @@ install_file "$PKI_SRC/kubelet-$NODE.key" "$PKI_DIR/kubelet.key" 0600
 install_file "$PKI_SRC/node-$NODE.crt" "$PKI_DIR/node.crt" 0644
 install_file "$PKI_SRC/node-$NODE.key" "$PKI_DIR/node.key" 0600
 install_file "$PKI_SRC/node-$NODE.kubeconfig" "$PKI_DIR/kubelet.kubeconfig" 0600
-[ "$PROXY" = 0 ] || install_file "$PKI_SRC/proxy.kubeconfig" "$PKI_DIR/proxy.kubeconfig" 0600
+install_file "$PKI_SRC/proxy.kubeconfig" "$PKI_DIR/proxy.kubeconfig" 0600
 
 step "images -> $STATE_DIR/images"
 mkdir -p "$STATE_DIR/images"
@@ -217,14 +211,12 @@ write_env "$CONF_DIR/kubelet.env" KUBE_LITE_KUBELET_ARGS \
 	--tls-cert-file "$PKI_DIR/kubelet.crt" --tls-private-key-file "$PKI_DIR/kubelet.key" \
 	--client-ca-file "$PKI_DIR/ca.crt"
 render "$TEMPLATES/kube-lite-kubelet.service" "$UNIT_DIR/kube-lite-kubelet.service"
-if [ "$PROXY" = 1 ]; then
-	step "kube-lite-proxy flags and unit"
-	write_env "$CONF_DIR/proxy.env" KUBE_LITE_PROXY_ARGS \
-		--kubeconfig "$PKI_DIR/proxy.kubeconfig" --hostname-override "$NODE" \
-		--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
-		--healthz-bind-address "0.0.0.0:$PROXY_HEALTHZ_PORT" --metrics-bind-address "127.0.0.1:$PROXY_METRICS_PORT"
-	render "$TEMPLATES/kube-lite-proxy.service" "$UNIT_DIR/kube-lite-proxy.service"
-fi
+step "kube-lite-proxy flags and unit"
+write_env "$CONF_DIR/proxy.env" KUBE_LITE_PROXY_ARGS \
+	--kubeconfig "$PKI_DIR/proxy.kubeconfig" --hostname-override "$NODE" \
+	--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
+	--healthz-bind-address "0.0.0.0:$PROXY_HEALTHZ_PORT" --metrics-bind-address "127.0.0.1:$PROXY_METRICS_PORT"
+render "$TEMPLATES/kube-lite-proxy.service" "$UNIT_DIR/kube-lite-proxy.service"
 
 step "starting containerd ($CONTAINERD_SOCK)"
 start_units containerd.service
@@ -239,12 +231,10 @@ node_ready() {
 }
 wait_for 120 node_ready || fail_with_log kube-lite-kubelet.service "node $NODE did not become Ready at $SERVER"
 
-if [ "$PROXY" = 1 ]; then
-	step "starting kube-lite-proxy (Services of $SERVICE_CIDR)"
-	start_units kube-lite-proxy.service
-	wait_for 60 curl -fsS --max-time 2 "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz" ||
-		fail_with_log kube-lite-proxy.service "kube-lite-proxy did not answer on port $PROXY_HEALTHZ_PORT"
-fi
+step "starting kube-lite-proxy (Services of $SERVICE_CIDR)"
+start_units kube-lite-proxy.service
+wait_for 60 curl -fsS --max-time 2 "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz" ||
+	fail_with_log kube-lite-proxy.service "kube-lite-proxy did not answer on port $PROXY_HEALTHZ_PORT"
 
 echo
 echo "Node $NODE joined $SERVER and is Ready."
