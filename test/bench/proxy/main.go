@@ -428,7 +428,12 @@ func (b *bench) measure(ctx context.Context, k proxyKind) (result, error) {
 		return r, err
 	}
 	defer delNetns(ns)
-	if err := linkNetns(ctx, b.apiNS, "to-node", apiAddr+"/30", ns, "eth0", nodeAddr+"/30"); err != nil {
+	// The kernel dismantles a deleted namespace in the background, so its
+	// veth could outlive it for a moment: the apiserver's end is removed
+	// here, at once, and has a name of its own anyway.
+	apiDev := fmt.Sprintf("to-node-%d", b.runs)
+	defer func() { _ = ip(context.Background(), "-n", b.apiNS, "link", "del", apiDev) }()
+	if err := linkNetns(ctx, b.apiNS, apiDev, apiAddr+"/30", ns, "eth0", nodeAddr+"/30"); err != nil {
 		return r, err
 	}
 	kc := filepath.Join(b.dir, fmt.Sprintf("%s-%d.kubeconfig", k.name, b.runs))
