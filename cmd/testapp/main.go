@@ -6,6 +6,10 @@
 //	/healthz     200 while healthy (flip with /toggle-healthy)
 //	/readyz      200 while ready (flip with /toggle-ready)
 //	/exit?code=N exits the process with code N
+//
+// With -get it is a client instead: it fetches each URL -count times, as a
+// program in a pod would (cluster DNS, the cluster's CA), prints the
+// answers and exits.
 package main
 
 import (
@@ -31,7 +35,24 @@ func main() {
 	port := flag.Int("port", envInt("PORT", 8080), "TCP port to listen on (env PORT)")
 	notReady := flag.Bool("start-unready", os.Getenv("START_UNREADY") != "", "start with /readyz failing (env START_UNREADY)")
 	termMarker := flag.String("term-marker", os.Getenv("TERM_MARKER"), "file to write when SIGTERM arrives, before exiting (env TERM_MARKER)")
+	var gets urlList
+	flag.Var(&gets, "get", "client mode: URL to fetch and print (repeatable); https trusts the pod's service-account CA")
+	count := flag.Int("count", 1, "client mode: how many times to fetch each URL")
+	wait := flag.Duration("wait", 0, "client mode: how long to wait for each URL's first answer")
+	token := flag.Bool("token", false, "client mode: present the pod's service-account token")
 	flag.Parse()
+
+	if len(gets) > 0 {
+		c, err := newClient(serviceAccountDir, *token, os.Stdout)
+		if err == nil {
+			err = c.run(context.Background(), gets, *count, *wait)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testapp:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	var healthy, ready atomic.Bool
 	healthy.Store(true)
