@@ -10,7 +10,7 @@ stop proxy
 # Its nftables table and the unreachable route for the service range.
 if [ -x "$BIN/kube-lite-proxy" ]; then
 	mkdir -p "$LOGS"
-	"$BIN/kube-lite-proxy" --cleanup --service-cluster-ip-range "$SERVICE_CIDR" >>"$LOGS/proxy.log" 2>&1 ||
+	"$BIN/kube-lite-proxy" --cleanup --nftables-table "$PROXY_TABLE" --service-cluster-ip-range "$SERVICE_CIDR" >>"$LOGS/proxy.log" 2>&1 ||
 		echo "    kube-lite-proxy --cleanup failed; see $LOGS/proxy.log" >&2
 fi
 step "stopping kubelet"

@@ -19,6 +19,8 @@ KUBELET_HEALTHZ_PORT=${KUBE_LITE_KUBELET_HEALTHZ_PORT:-10248}
 BRIDGE=${KUBE_LITE_BRIDGE:-kube-lite0}
 PROXY_HEALTHZ_PORT=${KUBE_LITE_PROXY_HEALTHZ_PORT:-10256}
 PROXY_METRICS_PORT=${KUBE_LITE_PROXY_METRICS_PORT:-10249}
+# The nftables table kube-lite-proxy owns: one per cluster on a host.
+PROXY_TABLE=${KUBE_LITE_PROXY_TABLE:-kube-lite}
 # Services' cluster IPs; the cluster DNS (the kube-dns Service, the kubelet's
 # --cluster-dns) takes the tenth address of the range, as upstream's default.
 SERVICE_CIDR=${KUBE_LITE_SERVICE_CIDR:-10.96.0.0/16}

@@ -37,6 +37,9 @@ type Options struct {
 	SyncPeriod         time.Duration
 	MinSyncPeriod      time.Duration
 	Cleanup            bool
+	// Table is the nftables table (family ip) the proxy owns; a second
+	// cluster on the same host needs its own.
+	Table string
 
 	nodeName      string
 	clusterCIDR   netip.Prefix
@@ -52,6 +55,7 @@ func NewOptions() *Options {
 		MetricsBindAddress: "127.0.0.1:10249",
 		SyncPeriod:         30 * time.Second,
 		MinSyncPeriod:      time.Second,
+		Table:              TableName,
 	}
 }
 
@@ -67,6 +71,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "Sync at least this often, even when nothing changed (the whole table is rewritten hourly, as upstream).")
 	fs.DurationVar(&o.MinSyncPeriod, "min-sync-period", o.MinSyncPeriod, "Changes arriving within this period after a sync are written together by the next one.")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "Remove the nftables table and the service range's routes, then exit.")
+	fs.StringVar(&o.Table, "nftables-table", o.Table, "The nftables table (family ip) this proxy owns: a second cluster on the same host needs another (kube-lite's own flag).")
 }
 
 // Validate checks the flags.
@@ -89,6 +94,9 @@ func (o *Options) Validate() error {
 		if p := prefix("nodeport-addresses", c); p.IsValid() {
 			o.nodePortCIDRs = append(o.nodePortCIDRs, p)
 		}
+	}
+	if o.Table == "" {
+		errs = append(errs, errors.New("--nftables-table must not be empty"))
 	}
 	if o.Cleanup {
 		return errors.Join(errs...)
@@ -116,9 +124,9 @@ func (o *Options) Validate() error {
 // programs.
 func (o *Options) Run(ctx context.Context) error {
 	if o.Cleanup {
-		return Cleanup(ctx, o.serviceCIDR)
+		return Cleanup(ctx, o.Table, o.serviceCIDR)
 	}
-	nft, err := knftables.New(knftables.IPv4Family, TableName)
+	nft, err := knftables.New(knftables.IPv4Family, o.Table)
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}
@@ -136,7 +144,7 @@ func (o *Options) Run(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	p, err := NewProxier(ProxierConfig{
-		Client: client, NFT: nft, NodeIPs: hostAddresses, Clock: clock.RealClock{}, Registry: reg,
+		Client: client, NFT: nft, Table: o.Table, NodeIPs: hostAddresses, Clock: clock.RealClock{}, Registry: reg,
 		Rules:         Config{NodeName: o.nodeName, ClusterCIDR: o.clusterCIDR, ServiceCIDR: o.serviceCIDR, NodePortCIDRs: o.nodePortCIDRs},
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
 	})
@@ -194,9 +202,9 @@ func hostAddresses() ([]netip.Addr, error) {
 
 // Cleanup removes the table and the service range's routes; what is
 // already gone is not an error.
-func Cleanup(ctx context.Context, serviceCIDR netip.Prefix) error {
+func Cleanup(ctx context.Context, table string, serviceCIDR netip.Prefix) error {
 	var errs []error
-	nft, err := knftables.New(knftables.IPv4Family, TableName)
+	nft, err := knftables.New(knftables.IPv4Family, table)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("nftables: %w", err))
 	} else {
@@ -205,14 +213,14 @@ func Cleanup(ctx context.Context, serviceCIDR netip.Prefix) error {
 		tx.Add(&knftables.Table{})
 		tx.Delete(&knftables.Table{})
 		if err := nft.Run(ctx, tx); err != nil {
-			errs = append(errs, fmt.Errorf("delete table %s: %w", TableName, err))
+			errs = append(errs, fmt.Errorf("delete table %s: %w", table, err))
 		}
 	}
 	if err := runIP(ctx, serviceRouteCleanup(serviceCIDR), func([]string) bool { return true }); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
-		slog.Info("removed nftables table and service routes", "table", TableName, "serviceCIDR", serviceCIDR)
+		slog.Info("removed nftables table and service routes", "table", table, "serviceCIDR", serviceCIDR)
 	}
 	return errors.Join(errs...)
 }

@@ -38,8 +38,10 @@ type nftables interface {
 
 // ProxierConfig is what New needs.
 type ProxierConfig struct {
-	Client   kubernetes.Interface
-	NFT      nftables
+	Client kubernetes.Interface
+	NFT    nftables
+	// Table names NFT's table in logs and errors.
+	Table    string
 	Rules    Config
 	NodeIPs  func() ([]netip.Addr, error)
 	Clock    clock.WithTicker
@@ -149,7 +151,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	if err := p.start(ctx); err != nil {
 		return err
 	}
-	slog.Info("caches synced; programming nftables", "table", TableName)
+	slog.Info("caches synced; programming nftables", "table", p.cfg.Table)
 	resync := p.cfg.Clock.NewTicker(p.cfg.SyncPeriod)
 	defer resync.Stop()
 	p.queue()
@@ -218,7 +220,7 @@ func (p *Proxier) Sync(ctx context.Context) (err error) {
 		if p.prev != nil {
 			existing = p.prev.names()
 		} else if existing, err = p.cfg.NFT.ListAll(ctx); err != nil && !knftables.IsNotFound(err) {
-			return fmt.Errorf("list table %s: %w", TableName, err)
+			return fmt.Errorf("list table %s: %w", p.cfg.Table, err)
 		}
 		tx = p.cfg.NFT.NewTransaction()
 		rs.Transaction(tx, existing)
@@ -228,7 +230,7 @@ func (p *Proxier) Sync(ctx context.Context) (err error) {
 		if err := p.cfg.NFT.Run(ctx, tx); err != nil {
 			// The kernel refused: list it again next time.
 			p.prev = nil
-			return fmt.Errorf("write table %s (%d operations): %w", TableName, tx.NumOperations(), err)
+			return fmt.Errorf("write table %s (%d operations): %w", p.cfg.Table, tx.NumOperations(), err)
 		}
 	}
 	p.prev = rs

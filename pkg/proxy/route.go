@@ -50,23 +50,32 @@ const localServiceRulePriority = 1096
 // a table routing the range to loopback, nat-output rewrites those with
 // rules, and filter-output rejects what is left (cluster-ips-check).
 func serviceRouteCommands(cidr netip.Prefix) [][]string {
-	table, prio := strconv.Itoa(localServiceTable), strconv.Itoa(localServiceRulePriority)
+	table := strconv.Itoa(localServiceTable)
 	return [][]string{
 		{"route", "replace", "unreachable", cidr.String()},
 		{"route", "replace", cidr.String(), "dev", "lo", "table", table},
-		// "ip rule add" would add a duplicate on every start.
-		{"rule", "del", "priority", prio},
-		{"rule", "add", "priority", prio, "to", cidr.String(), "iif", "lo", "lookup", table},
+		// "ip rule add" would add a duplicate on every start. The rule is
+		// deleted by its whole selector: another cluster's proxy on this
+		// host keeps its own rule for its own range.
+		localRule("del", cidr),
+		localRule("add", cidr),
 	}
 }
 
 // serviceRouteCleanup undoes serviceRouteCommands; each may already be gone.
 func serviceRouteCleanup(cidr netip.Prefix) [][]string {
 	return [][]string{
-		{"rule", "del", "priority", strconv.Itoa(localServiceRulePriority)},
+		localRule("del", cidr),
 		{"route", "del", cidr.String(), "dev", "lo", "table", strconv.Itoa(localServiceTable)},
 		{"route", "del", "unreachable", cidr.String()},
 	}
+}
+
+// localRule is the ip(8) command that adds or deletes the policy rule for
+// the host's own connections to cidr.
+func localRule(op string, cidr netip.Prefix) []string {
+	return []string{"rule", op, "priority", strconv.Itoa(localServiceRulePriority), "to", cidr.String(),
+		"iif", "lo", "lookup", strconv.Itoa(localServiceTable)}
 }
 
 // runIP runs ip(8) with each argument list; with tolerate, failures (an

@@ -331,7 +331,7 @@ func TestServicesInKernel(t *testing.T) {
 	t.Run("cleanup removes the table and the routes", func(t *testing.T) {
 		program(t, st, nil)
 		if err := inNetns(netnsName("node"), func() error {
-			return proxy.Cleanup(context.Background(), netip.MustParsePrefix(serviceCIDR))
+			return proxy.Cleanup(context.Background(), proxy.TableName, netip.MustParsePrefix(serviceCIDR))
 		}); err != nil {
 			t.Fatal(err)
 		}
