@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || { STEP="check privileges"; fail "" "the kubelet drives containerd, mounts and networks: run as root (sudo make up)"; }
-for b in kube-lite-apiserver kube-lite-scheduler kube-lite-controller-manager kube-lite-kubelet kube-lite-pki kubectl-lite; do
+for b in kube-lite-apiserver kube-lite-scheduler kube-lite-controller-manager kube-lite-kubelet kube-lite-proxy kube-lite-pki kubectl-lite; do
 	[ -x "$BIN/$b" ] || { STEP="check binaries"; fail "" "run 'make build' (missing $BIN/$b)"; }
 done
 NODE_IP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{sub(/\/.*/, "", $4); print $4; exit}')
@@ -73,33 +73,26 @@ wait_for 90 node_ready || fail "$LOGS/kubelet.log" "check the kubelet log; 'make
 
 # Services need the proxy's rules, and CoreDNS reaches the API through the
 # kubernetes Service: the addons come after it.
-DNS_MSG=""
-if [ -x "$BIN/kube-lite-proxy" ]; then
-	step "kube-lite-proxy: Services of $SERVICE_CIDR on node $NODE"
-	start proxy "$BIN/kube-lite-proxy" --kubeconfig "$PKI/proxy.kubeconfig" --hostname-override "$NODE" \
-		--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" \
-		--healthz-bind-address "127.0.0.1:$PROXY_HEALTHZ_PORT" --metrics-bind-address "127.0.0.1:$PROXY_METRICS_PORT"
-	wait_for 60 curl -fsS "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz" ||
-		fail "$LOGS/proxy.log" "is port $PROXY_HEALTHZ_PORT free? (KUBE_LITE_PROXY_HEALTHZ_PORT picks another); is nftables installed? (make deps)"
+step "kube-lite-proxy: Services of $SERVICE_CIDR on node $NODE"
+start proxy "$BIN/kube-lite-proxy" --kubeconfig "$PKI/proxy.kubeconfig" --hostname-override "$NODE" \
+	--cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR" --nftables-table "$PROXY_TABLE" \
+	--healthz-bind-address "127.0.0.1:$PROXY_HEALTHZ_PORT" --metrics-bind-address "127.0.0.1:$PROXY_METRICS_PORT"
+wait_for 60 curl -fsS "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz" ||
+	fail "$LOGS/proxy.log" "is port $PROXY_HEALTHZ_PORT free? (KUBE_LITE_PROXY_HEALTHZ_PORT picks another); is nftables installed? (make deps)"
 
-	step "addons: CoreDNS (kube-dns at $CLUSTER_DNS)"
-	: >"$LOGS/addons.log"
-	apply_addons "$PKI/admin.kubeconfig" "$CLUSTER_DNS" "$LOGS/addons.log" ||
-		fail "$LOGS/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
-	"$BIN/kubectl-lite" --kubeconfig "$PKI/admin.kubeconfig" -n kube-system wait --for=condition=Available \
-		deployment/coredns --timeout=180s >>"$LOGS/addons.log" 2>&1 ||
-		fail "$LOGS/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; kubectl-lite -n kube-system logs deployment/coredns"
-	DNS_MSG="
+step "addons: CoreDNS (kube-dns at $CLUSTER_DNS)"
+: >"$LOGS/addons.log"
+apply_addons "$PKI/admin.kubeconfig" "$CLUSTER_DNS" "$LOGS/addons.log" ||
+	fail "$LOGS/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
+"$BIN/kubectl-lite" --kubeconfig "$PKI/admin.kubeconfig" -n kube-system wait --for=condition=Available \
+	deployment/coredns --timeout=180s >>"$LOGS/addons.log" 2>&1 ||
+	fail "$LOGS/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; kubectl-lite -n kube-system logs deployment/coredns"
+DNS_MSG="
 Services work on this node (kube-lite-proxy, log $LOGS/proxy.log) and cluster DNS is
 ready: CoreDNS answers for $CLUSTER_DOMAIN at $CLUSTER_DNS (kube-dns in kube-system), and pods
 resolve <service>.<namespace>.svc.$CLUSTER_DOMAIN. It forwards nothing outside the
 cluster domain unless you opt in (see $ROOT/deploy/addons/coredns.yaml).
 "
-else
-	# Until kube-lite-proxy is built (cmd/kube-lite-proxy), a cluster without
-	# Services: CoreDNS could not reach the API through its Service.
-	step "skipping kube-lite-proxy and the addons: $BIN/kube-lite-proxy is missing"
-fi
 
 cat <<MSG
 

@@ -32,11 +32,15 @@ const (
 	// told apart from those of other clusters on the host.
 	clusterCIDR = "10.214.0.0/16"
 	cidrPrefix  = "10.214."
+	// serviceCIDR and proxyTable are this test's own too: hack/down.sh must
+	// remove the proxy's table and its routes for the range.
+	serviceCIDR = "10.216.0.0/16"
+	proxyTable  = "kube-lite-examples"
 	// hack/up.sh names the bridge and uses the components' default ports.
 	bridge = "kube-lite0"
 )
 
-var fixedPorts = []int{10248, 10250, 10257, 10259}
+var fixedPorts = []int{10248, 10249, 10250, 10256, 10257, 10259}
 
 // cluster is one hack/up.sh cluster in its own KUBE_LITE_DIR.
 type cluster struct {
@@ -113,17 +117,24 @@ func startCluster(t *testing.T) *cluster {
 		if exec.Command("ip", "link", "show", bridge).Run() == nil {
 			t.Errorf("after hack/down.sh, bridge %s is left", bridge)
 		}
+		if exec.Command("nft", "list", "table", "ip", proxyTable).Run() == nil {
+			t.Errorf("after hack/down.sh, kube-lite-proxy's nftables table %s is left", proxyTable)
+		}
+		if out, _ := exec.Command("ip", "route", "show", "table", "all", serviceCIDR).Output(); len(out) > 0 {
+			t.Errorf("after hack/down.sh, routes for the service range %s are left:\n%s", serviceCIDR, out)
+		}
 		if !t.Failed() {
 			os.RemoveAll(dir)
 		}
 	})
 	c.env = []string{"KUBE_LITE_DIR=" + dir, "KUBE_LITE_PORT=" + strconv.Itoa(e2eutil.MustFreePort(t)),
-		"KUBE_LITE_NODE=" + nodeName, "KUBE_LITE_CLUSTER_CIDR=" + clusterCIDR, "BIN=" + c.binDir}
+		"KUBE_LITE_NODE=" + nodeName, "KUBE_LITE_CLUSTER_CIDR=" + clusterCIDR, "KUBE_LITE_SERVICE_CIDR=" + serviceCIDR,
+		"KUBE_LITE_PROXY_TABLE=" + proxyTable, "BIN=" + c.binDir}
 	if out, err := c.run("hack/containerd.sh", "install"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if err := e2eutil.BuildBinaries(c.binDir, "./cmd/kube-lite-apiserver", "./cmd/kube-lite-scheduler",
-		"./cmd/kube-lite-controller-manager", "./cmd/kube-lite-kubelet", "./cmd/kube-lite-pki", "./cmd/kubectl-lite"); err != nil {
+		"./cmd/kube-lite-controller-manager", "./cmd/kube-lite-kubelet", "./cmd/kube-lite-proxy", "./cmd/kube-lite-pki", "./cmd/kubectl-lite"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -240,6 +251,11 @@ func TestExamples(t *testing.T) {
 					}
 				}
 			},
+		},
+		{
+			file:    "examples/service.yaml",
+			created: []string{"deployment.apps/web created", "service/web created", "job.batch/web-client created"},
+			check:   func(t *testing.T) { c.checkService(ctx, t) },
 		},
 		{
 			file:    "examples/volumes.yaml",
