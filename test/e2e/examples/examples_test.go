@@ -152,6 +152,25 @@ func startCluster(t *testing.T) *cluster {
 	return c
 }
 
+// waitJobFinished waits until job name is Complete or Failed.
+func (c *cluster) waitJobFinished(ctx context.Context, name string) (*batchv1.Job, error) {
+	var j *batchv1.Job
+	err := e2eutil.Eventually(ctx, "job "+name+" finished", func(ctx context.Context) (bool, error) {
+		var err error
+		j, err = c.cs.BatchV1().Jobs("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, cond := range j.Status.Conditions {
+			if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return j, err
+}
+
 func TestExamples(t *testing.T) {
 	c := startCluster(t)
 	ctx := t.Context()
@@ -220,20 +239,7 @@ func TestExamples(t *testing.T) {
 			file:    "examples/job.yaml",
 			created: []string{"job.batch/sum created"},
 			check: func(t *testing.T) {
-				var j *batchv1.Job
-				err := e2eutil.Eventually(ctx, "job sum Complete", func(ctx context.Context) (bool, error) {
-					var err error
-					j, err = c.cs.BatchV1().Jobs("default").Get(ctx, "sum", metav1.GetOptions{})
-					if err != nil {
-						return false, nil
-					}
-					for _, cond := range j.Status.Conditions {
-						if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
-							return true, nil
-						}
-					}
-					return false, nil
-				})
+				j, err := c.waitJobFinished(ctx, "sum")
 				if err != nil {
 					t.Fatal(err)
 				}

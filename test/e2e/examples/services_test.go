@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,19 +139,7 @@ func (c *cluster) checkService(ctx context.Context, t *testing.T) {
 	})
 
 	t.Run("a pod finds the Service by name and reaches the API as kubernetes.default.svc", func(t *testing.T) {
-		err := e2eutil.Eventually(ctx, "job web-client Complete", func(ctx context.Context) (bool, error) {
-			j, err := c.cs.BatchV1().Jobs("default").Get(ctx, "web-client", metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			for _, cond := range j.Status.Conditions {
-				if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
+		if _, err := c.waitJobFinished(ctx, "web-client"); err != nil {
 			t.Fatal(err)
 		}
 		out, err := c.kubectl("logs", "job/web-client")

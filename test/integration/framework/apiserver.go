@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,13 +31,21 @@ type Server struct {
 	API *apiserver.Server
 	// URL is the HTTPS base URL.
 	URL string
+
+	stop func()
 }
+
+// Stop stops the server before the test ends, as a crash or a shutdown
+// would; its etcd keeps running for the servers that share it.
+func (s *Server) Stop() { s.stop() }
 
 // Option adjusts the server configuration.
 type Option func(*settings)
 
 type settings struct {
 	cfg apiserver.Config
+	// etcd, when set, is shared with other servers (WithEtcd).
+	etcd *clientv3.Client
 	// security, when set, turns on authentication and authorization (WithSecurity).
 	security *Security
 }
@@ -52,8 +61,20 @@ func WithPodSecurity(c *podsecurity.Config) Option {
 	return func(s *settings) { s.cfg.PodSecurity = c }
 }
 
-// StartAPIServer starts an apiserver and stops it when the test ends.
-func StartAPIServer(t testing.TB, opts ...Option) *Server {
+// WithEtcd runs the server on c (from StartEtcd) instead of an etcd of its
+// own: several servers on one etcd, or one started again on the same data.
+func WithEtcd(c *clientv3.Client) Option {
+	return func(s *settings) { s.etcd = c }
+}
+
+// WithConfig lets a test set any part of the server's configuration.
+func WithConfig(f func(*apiserver.Config)) Option {
+	return func(s *settings) { f(&s.cfg) }
+}
+
+// StartEtcd starts an embedded etcd that stops when the test ends, and
+// returns a client of it.
+func StartEtcd(t testing.TB) *clientv3.Client {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: t.TempDir(), UnsafeNoFsync: true})
@@ -67,23 +88,34 @@ func StartAPIServer(t testing.TB, opts ...Option) *Server {
 		e.Stop()
 		t.Fatalf("etcd client: %v", err)
 	}
-	st := settings{cfg: apiserver.Config{Etcd: client}}
+	t.Cleanup(func() { _ = client.Close(); e.Stop(); cancel() })
+	return client
+}
+
+// StartAPIServer starts an apiserver and stops it when the test ends.
+func StartAPIServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	var st settings
 	for _, o := range opts {
 		o(&st)
 	}
+	client := st.etcd
+	if client == nil {
+		client = StartEtcd(t)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	cfg := st.cfg
+	cfg.Etcd = client
 	if st.security != nil {
 		cfg.Security = st.security.prepare(t)
 	}
 	api, err := apiserver.New(ctx, cfg)
 	if err != nil {
 		cancel()
-		e.Stop()
 		t.Fatalf("assemble apiserver: %v", err)
 	}
 	if err := api.Bootstrap(ctx); err != nil {
 		cancel()
-		e.Stop()
 		t.Fatalf("bootstrap apiserver: %v", err)
 	}
 	srv := httptest.NewUnstartedServer(api.Handler())
@@ -92,13 +124,15 @@ func StartAPIServer(t testing.TB, opts ...Option) *Server {
 		srv.TLS = st.security.serverTLS(t)
 	}
 	srv.StartTLS()
-	t.Cleanup(func() {
-		cancel()
-		srv.CloseClientConnections()
-		srv.Close()
-		_ = client.Close()
-		e.Stop()
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			srv.CloseClientConnections()
+			srv.Close()
+		})
+	}
+	t.Cleanup(stop)
 	restCfg := &rest.Config{
 		Host:            srv.URL,
 		TLSClientConfig: rest.TLSClientConfig{CAData: certPEM(srv)},
@@ -112,5 +146,5 @@ func StartAPIServer(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	return &Server{Config: restCfg, Client: cs, Etcd: client, API: api, URL: srv.URL}
+	return &Server{Config: restCfg, Client: cs, Etcd: client, API: api, URL: srv.URL, stop: stop}
 }

@@ -13,15 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver"
+	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
 
 var serviceRange = netip.MustParsePrefix("10.96.0.0/16")
 
 func TestClusterIPAllocation(t *testing.T) {
 	ctx := ctxT(t)
-	c := startEtcd(t)
+	c := framework.StartEtcd(t)
 	s := startServer(t, c, apiserver.Config{})
-	svcs := s.client.CoreV1().Services("default")
+	svcs := s.Client.CoreV1().Services("default")
 
 	web, err := svcs.Create(ctx, newService("web", ""), metav1.CreateOptions{})
 	if err != nil {
@@ -135,9 +136,9 @@ func TestClusterIPAllocation(t *testing.T) {
 
 func TestNodePortAllocation(t *testing.T) {
 	ctx := ctxT(t)
-	c := startEtcd(t)
+	c := framework.StartEtcd(t)
 	s := startServer(t, c, apiserver.Config{})
-	svcs := s.client.CoreV1().Services("default")
+	svcs := s.Client.CoreV1().Services("default")
 
 	np, err := svcs.Create(ctx, newService("np", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
 	if err != nil {
@@ -201,24 +202,24 @@ func TestNodePortAllocation(t *testing.T) {
 // what the old one handed out.
 func TestRestartKeepsAllocations(t *testing.T) {
 	ctx := ctxT(t)
-	c := startEtcd(t)
+	c := framework.StartEtcd(t)
 	first := startServer(t, c, apiserver.Config{})
-	web, err := first.client.CoreV1().Services("default").Create(ctx, newService("web", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
+	web, err := first.Client.CoreV1().Services("default").Create(ctx, newService("web", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.stop()
+	first.Stop()
 
 	second := startServer(t, c, apiserver.Config{})
 	svc := newService("other", corev1.ServiceTypeNodePort)
 	svc.Spec.ClusterIP = web.Spec.ClusterIP
-	if _, err := second.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
+	if _, err := second.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
 		!strings.Contains(err.Error(), "provided IP is already allocated") {
 		t.Errorf("the address taken before the restart: %v", err)
 	}
 	svc = newService("other", corev1.ServiceTypeNodePort)
 	svc.Spec.Ports[0].NodePort = web.Spec.Ports[0].NodePort
-	if _, err := second.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
+	if _, err := second.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
 		!strings.Contains(err.Error(), "provided port is already allocated") {
 		t.Errorf("the node port taken before the restart: %v", err)
 	}
@@ -228,16 +229,16 @@ func TestRestartKeepsAllocations(t *testing.T) {
 // apiservers at once: every address differs, and the range then is full.
 func TestTwoAPIServersNeverShareAnAddress(t *testing.T) {
 	ctx := ctxT(t)
-	c := startEtcd(t)
+	c := framework.StartEtcd(t)
 	cfg := apiserver.Config{ServiceClusterIPRange: "10.96.0.0/28"} // 14 addresses, the first the kubernetes Service's
-	servers := []*server{startServer(t, c, cfg), startServer(t, c, cfg)}
+	servers := []*framework.Server{startServer(t, c, cfg), startServer(t, c, cfg)}
 	const n = 13
 	ips := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			svc, err := servers[i%2].client.CoreV1().Services("default").Create(ctx, newService(fmt.Sprintf("s%d", i), ""), metav1.CreateOptions{})
+			svc, err := servers[i%2].Client.CoreV1().Services("default").Create(ctx, newService(fmt.Sprintf("s%d", i), ""), metav1.CreateOptions{})
 			if err == nil {
 				ips[i] = svc.Spec.ClusterIP
 			}
@@ -256,7 +257,7 @@ func TestTwoAPIServersNeverShareAnAddress(t *testing.T) {
 		}
 		seen[ip] = i
 	}
-	_, err := servers[0].client.CoreV1().Services("default").Create(ctx, newService("full", ""), metav1.CreateOptions{})
+	_, err := servers[0].Client.CoreV1().Services("default").Create(ctx, newService("full", ""), metav1.CreateOptions{})
 	want := `Internal error occurred: failed to allocate a serviceIP for Service "full": range is full`
 	if !apierrors.IsInternalError(err) || err.Error() != want {
 		t.Errorf("a full range: %v\nwant %s", err, want)
@@ -265,9 +266,9 @@ func TestTwoAPIServersNeverShareAnAddress(t *testing.T) {
 
 func TestNodePortRangeFull(t *testing.T) {
 	ctx := ctxT(t)
-	c := startEtcd(t)
+	c := framework.StartEtcd(t)
 	s := startServer(t, c, apiserver.Config{ServiceNodePortRange: "30000-30001"})
-	svcs := s.client.CoreV1().Services("default")
+	svcs := s.Client.CoreV1().Services("default")
 	two := newService("two", corev1.ServiceTypeNodePort)
 	two.Spec.Ports = append(two.Spec.Ports, corev1.ServicePort{Name: "https", Port: 443})
 	if _, err := svcs.Create(ctx, two, metav1.CreateOptions{}); err != nil {

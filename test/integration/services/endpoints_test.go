@@ -20,14 +20,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver"
+	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
 
 // TestKubernetesService: the apiserver creates the kubernetes Service at
 // the range's first address, with its advertised address as endpoints.
 func TestKubernetesService(t *testing.T) {
 	ctx := ctxT(t)
-	s := startServer(t, startEtcd(t), apiserver.Config{AdvertiseAddress: "10.0.0.7", AdvertisePort: 6443})
-	svc, err := s.client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	s := startServer(t, framework.StartEtcd(t), apiserver.Config{AdvertiseAddress: "10.0.0.7", AdvertisePort: 6443})
+	svc, err := s.Client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestKubernetesService(t *testing.T) {
 		svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.IntValue() != 6443 || svc.Spec.Ports[0].Protocol != corev1.ProtocolTCP {
 		t.Errorf("kubernetes service: clusterIP %s ports %+v", svc.Spec.ClusterIP, svc.Spec.Ports)
 	}
-	ep, err := s.client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	ep, err := s.Client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestKubernetesService(t *testing.T) {
 	if !reflect.DeepEqual(ep.Subsets, want) {
 		t.Errorf("kubernetes endpoints: %+v, want %+v", ep.Subsets, want)
 	}
-	slice, err := s.client.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	slice, err := s.Client.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +59,11 @@ func TestKubernetesService(t *testing.T) {
 // endpoints; one that stops leaves them.
 func TestTwoAPIServersInKubernetesEndpoints(t *testing.T) {
 	ctx := ctxT(t)
-	c := startEtcd(t)
+	c := framework.StartEtcd(t)
 	a := startServer(t, c, apiserver.Config{AdvertiseAddress: "10.0.0.7"})
 	b := startServer(t, c, apiserver.Config{AdvertiseAddress: "10.0.0.8"})
 	addresses := func() []string {
-		ep, err := a.client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		ep, err := a.Client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 		if err != nil || len(ep.Subsets) == 0 {
 			return nil
 		}
@@ -76,7 +77,7 @@ func TestTwoAPIServersInKubernetesEndpoints(t *testing.T) {
 	if got := addresses(); !reflect.DeepEqual(got, []string{"10.0.0.7", "10.0.0.8"}) {
 		t.Errorf("endpoints with two apiservers: %v", got)
 	}
-	b.stop()
+	b.Stop()
 	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
 		return reflect.DeepEqual(addresses(), []string{"10.0.0.7"}), nil
 	})
@@ -87,13 +88,13 @@ func TestTwoAPIServersInKubernetesEndpoints(t *testing.T) {
 
 func TestEndpointsAndSlices(t *testing.T) {
 	ctx := ctxT(t)
-	s := startServer(t, startEtcd(t), apiserver.Config{})
+	s := startServer(t, framework.StartEtcd(t), apiserver.Config{})
 	ns := "default"
 	ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Subsets: []corev1.EndpointSubset{{
 		Addresses: []corev1.EndpointAddress{{IP: "10.244.0.5"}, {IP: "10.244.0.6"}, {IP: "10.244.1.7"}, {IP: "10.244.2.8"}},
 		Ports:     []corev1.EndpointPort{{Port: 5432}},
 	}}}
-	got, err := s.client.CoreV1().Endpoints(ns).Create(ctx, ep, metav1.CreateOptions{})
+	got, err := s.Client.CoreV1().Endpoints(ns).Create(ctx, ep, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestEndpointsAndSlices(t *testing.T) {
 	bad := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Subsets: []corev1.EndpointSubset{{
 		Addresses: []corev1.EndpointAddress{{IP: "127.0.0.1"}}, Ports: []corev1.EndpointPort{{Port: 80}},
 	}}}
-	_, err = s.client.CoreV1().Endpoints(ns).Create(ctx, bad, metav1.CreateOptions{})
+	_, err = s.Client.CoreV1().Endpoints(ns).Create(ctx, bad, metav1.CreateOptions{})
 	if want := `Endpoints "bad" is invalid: subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)`; !apierrors.IsInvalid(err) || err.Error() != want {
 		t.Errorf("loopback endpoint: %v\nwant %s", err, want)
 	}
@@ -114,51 +115,51 @@ func TestEndpointsAndSlices(t *testing.T) {
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](5432)}},
 	}
-	gotSlice, err := s.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{})
+	gotSlice, err := s.Client.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := gotSlice.Ports[0]; p.Name == nil || *p.Name != "" || p.Protocol == nil || *p.Protocol != corev1.ProtocolTCP {
 		t.Errorf("port not defaulted: %+v", p)
 	}
-	list, err := s.client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=db"})
+	list, err := s.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=db"})
 	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "db-abcde" {
 		t.Fatalf("list by service name: %v %v", list, err)
 	}
 	gotSlice.AddressType = discoveryv1.AddressTypeIPv6
-	_, err = s.client.DiscoveryV1().EndpointSlices(ns).Update(ctx, gotSlice, metav1.UpdateOptions{})
+	_, err = s.Client.DiscoveryV1().EndpointSlices(ns).Update(ctx, gotSlice, metav1.UpdateOptions{})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "addressType: Invalid value: \"IPv6\": field is immutable") {
 		t.Errorf("changing addressType: %v", err)
 	}
 
 	// Discovery and OpenAPI (kubectl apply's validation) know both.
-	core, err := s.client.Discovery().ServerResourcesForGroupVersion("v1")
+	core, err := s.Client.Discovery().ServerResourcesForGroupVersion("v1")
 	if err != nil || !hasResource(core.APIResources, "endpoints", "ep") {
 		t.Errorf("core/v1 discovery lacks endpoints (ep): %v", err)
 	}
-	disc, err := s.client.Discovery().ServerResourcesForGroupVersion("discovery.k8s.io/v1")
+	disc, err := s.Client.Discovery().ServerResourcesForGroupVersion("discovery.k8s.io/v1")
 	if err != nil || !hasResource(disc.APIResources, "endpointslices", "") {
 		t.Errorf("discovery.k8s.io/v1 discovery lacks endpointslices: %v", err)
 	}
-	doc, err := s.client.Discovery().RESTClient().Get().AbsPath("/openapi/v3/apis/discovery.k8s.io/v1").DoRaw(ctx)
+	doc, err := s.Client.Discovery().RESTClient().Get().AbsPath("/openapi/v3/apis/discovery.k8s.io/v1").DoRaw(ctx)
 	if err != nil || !strings.Contains(string(doc), `"io.k8s.api.discovery.v1.EndpointSlice"`) {
 		t.Errorf("openapi v3 of discovery.k8s.io/v1: %v", err)
 	}
 
 	// kubectl get's tables.
-	rows := table(t, s.config, "/api/v1/namespaces/default/endpoints/db")
+	rows := table(t, s.Config, "/api/v1/namespaces/default/endpoints/db")
 	if rows.cols != "Name Endpoints Age" || rows.cells[1] != "10.244.0.5:5432,10.244.0.6:5432,10.244.1.7:5432 + 1 more..." {
 		t.Errorf("endpoints table: %s %v", rows.cols, rows.cells)
 	}
-	rows = table(t, s.config, "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/db-abcde")
+	rows = table(t, s.Config, "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/db-abcde")
 	if rows.cols != "Name AddressType Ports Endpoints Age" || rows.cells[1] != "IPv4" || rows.cells[2] != "5432" || rows.cells[3] != "10.244.0.5" {
 		t.Errorf("endpointslices table: %s %v", rows.cols, rows.cells)
 	}
-	np, err := s.client.CoreV1().Services(ns).Create(ctx, newService("np", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
+	np, err := s.Client.CoreV1().Services(ns).Create(ctx, newService("np", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows = table(t, s.config, "/api/v1/namespaces/default/services/np")
+	rows = table(t, s.Config, "/api/v1/namespaces/default/services/np")
 	if want := "80:" + strconv.Itoa(int(np.Spec.Ports[0].NodePort)) + "/TCP"; rows.cells[2] != np.Spec.ClusterIP || rows.cells[4] != want {
 		t.Errorf("services table: %v, want CLUSTER-IP %s PORT(S) %s", rows.cells, np.Spec.ClusterIP, want)
 	}

@@ -5,8 +5,6 @@ package services
 
 import (
 	"context"
-	"encoding/pem"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -14,75 +12,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver"
-	"github.com/kube-lite/kube-lite/pkg/etcd"
+	"github.com/kube-lite/kube-lite/test/integration/framework"
 )
 
-// startEtcd starts an embedded etcd for the test and returns a client.
-func startEtcd(t *testing.T) *clientv3.Client {
+// startServer starts an apiserver with cfg on etcd c (framework.StartEtcd),
+// which other servers of the test may share.
+func startServer(t *testing.T, c *clientv3.Client, cfg apiserver.Config) *framework.Server {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	e, err := etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: t.TempDir(), UnsafeNoFsync: true})
-	if err != nil {
-		cancel()
-		t.Fatalf("start etcd: %v", err)
-	}
-	c, err := etcd.NewClient(ctx, etcd.Config{Endpoints: e.Endpoints()})
-	if err != nil {
-		cancel()
-		e.Stop()
-		t.Fatalf("etcd client: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close(); e.Stop(); cancel() })
-	return c
-}
-
-// server is one running apiserver.
-type server struct {
-	client kubernetes.Interface
-	config *rest.Config
-	stop   func()
-}
-
-// startServer starts an apiserver on etcd with cfg (its Etcd set here);
-// it stops at the test's end or at stop.
-func startServer(t *testing.T, c *clientv3.Client, cfg apiserver.Config) *server {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cfg.Etcd = c
-	api, err := apiserver.New(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatalf("assemble apiserver: %v", err)
-	}
-	if err := api.Bootstrap(ctx); err != nil {
-		cancel()
-		t.Fatalf("bootstrap apiserver: %v", err)
-	}
-	srv := httptest.NewUnstartedServer(api.Handler())
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		srv.CloseClientConnections()
-		srv.Close()
-	}
-	t.Cleanup(stop)
-	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	cfgREST := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: cert}, QPS: 1000, Burst: 2000}
-	cs, err := kubernetes.NewForConfig(cfgREST)
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	return &server{client: cs, config: cfgREST, stop: stop}
+	return framework.StartAPIServer(t, framework.WithEtcd(c), framework.WithConfig(func(x *apiserver.Config) { *x = cfg }))
 }
 
 func ctxT(t *testing.T) context.Context {
