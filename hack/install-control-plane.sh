@@ -76,6 +76,20 @@ for f in ca.crt apiserver.crt apiserver.key apiserver-kubelet-client.crt apiserv
 	sa.key sa.pub admin.kubeconfig admin.crt admin.key scheduler.kubeconfig controller-manager.kubeconfig; do
 	[ -f "$PKI_SRC/$f" ] || die "$PKI_SRC/$f is missing: write the PKI with kube-lite-pki first (docs/pki.md)"
 done
+# Pods reach the API as the kubernetes Service, the first address of the
+# range (CoreDNS among them): clients that verify the serving certificate
+# refuse one that does not name it.
+first_service_ip() {
+	local a b c d
+	IFS=. read -r a b c d <<<"${1%/*}"
+	local n=$(((a << 24 | b << 16 | c << 8 | d) + 1))
+	echo "$((n >> 24 & 255)).$((n >> 16 & 255)).$((n >> 8 & 255)).$((n & 255))"
+}
+KUBERNETES_IP=$(first_service_ip "$SERVICE_CIDR")
+if command -v openssl >/dev/null &&
+	! openssl x509 -in "$PKI_SRC/apiserver.crt" -noout -ext subjectAltName 2>/dev/null | grep -qE "IP Address:${KUBERNETES_IP//./\\.}(,|\$)"; then
+	die "$PKI_SRC/apiserver.crt does not name $KUBERNETES_IP, the kubernetes Service's address: run kube-lite-pki again with --apiserver-host $KUBERNETES_IP (docs/deploy-vms.md, step 3)"
+fi
 if [ -z "$ETCD_SERVERS" ]; then
 	[ -x "$ETCD_BIN" ] || die "$ETCD_BIN not found: apt-get install etcd-server (or pass --etcd-servers)"
 else
