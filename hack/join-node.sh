@@ -92,8 +92,13 @@ SYSTEMD_CGROUP=false
 # namespaces, masquerade rules and the bridge.
 stop_node() {
 	local pid ns t cidr
-	# This node's pod range, read while its bridge still has it.
-	cidr=$(ip route show dev "$CNI_BRIDGE" proto kernel 2>/dev/null | awk '{print $1; exit}')
+	# This node's pod range, read while its bridge still has it; without a
+	# bridge (no pod ran yet) from the CNI config the kubelet wrote for it,
+	# as the kubelet's masquerade rule may be there already.
+	cidr=$(ip route show dev "$CNI_BRIDGE" proto kernel 2>/dev/null | awk '{print $1; exit}' || true)
+	if [ -z "$cidr" ]; then
+		cidr=$(sed -n 's/.*"subnet": *"\([0-9./]*\)".*/\1/p' "$CNI_CONF_DIR"/*.conflist 2>/dev/null | head -1 || true)
+	fi
 	stop_unit kube-lite-proxy.service
 	proxy_cleanup
 	stop_unit kube-lite-kubelet.service
