@@ -58,7 +58,7 @@ func setup(m *testing.M) (int, error) {
 	}
 	env.binDir = filepath.Join(tmp, "bin")
 	if err := e2eutil.BuildBinaries(env.binDir, "./cmd/kube-lite-apiserver", "./cmd/kube-lite-scheduler",
-		"./cmd/kube-lite-controller-manager", "./cmd/kube-lite-kubelet", "./cmd/kube-lite-pki", "./cmd/kubectl-lite"); err != nil {
+		"./cmd/kube-lite-controller-manager", "./cmd/kube-lite-kubelet", "./cmd/kube-lite-proxy", "./cmd/kube-lite-pki", "./cmd/kubectl-lite"); err != nil {
 		return 0, err
 	}
 	env.imageDir = filepath.Join(tmp, "images")

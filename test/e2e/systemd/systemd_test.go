@@ -25,12 +25,25 @@ const (
 	clusterCIDR = "10.213.0.0/16"
 	cidrPrefix  = "10.213."
 	bridge      = "kl-sd0"
+	// serviceCIDR is this test's own too: kube-lite-proxy routes the whole
+	// range on the host.
+	serviceCIDR = "10.212.0.0/16"
+	// kubernetesIP is the kubernetes Service's address, the range's first.
+	kubernetesIP = "10.212.0.1"
+	clusterDNS   = "10.212.0.10"
 )
 
 func TestScriptsRefuseBadInput(t *testing.T) {
 	requireRoot(t)
 	emptyPKI := t.TempDir()
 	root := t.TempDir()
+	// A complete PKI whose serving certificate lacks the kubernetes
+	// Service's address (10.96.0.1, the default range's first).
+	pkiWithoutServiceIP := t.TempDir()
+	if out, err := e2eutil.Run(filepath.Join(env.binDir, "kube-lite-pki"), "--dir", pkiWithoutServiceIP,
+		"--apiserver-url", "https://127.0.0.1:6443", "--node", nodeName+"=127.0.0.1"); err != nil {
+		t.Fatalf("kube-lite-pki: %v\n%s", err, out)
+	}
 	rootWithoutNoSystemd := "--root needs --no-systemd"
 	if _, err := os.Stat("/run/systemd/system"); err != nil {
 		rootWithoutNoSystemd = "use --no-systemd"
@@ -45,6 +58,7 @@ func TestScriptsRefuseBadInput(t *testing.T) {
 		{"control plane with an empty PKI dir", "hack/install-control-plane.sh", []string{"--no-systemd", "--root", root, "--pki", emptyPKI}, "ca.crt is missing"},
 		{"control plane with an unknown flag", "hack/install-control-plane.sh", []string{"--frobnicate"}, "unknown option --frobnicate"},
 		{"control plane under --root with systemd", "hack/install-control-plane.sh", []string{"--root", root, "--pki", emptyPKI}, rootWithoutNoSystemd},
+		{"control plane whose certificate lacks the kubernetes Service's IP", "hack/install-control-plane.sh", []string{"--no-systemd", "--root", root, "--pki", pkiWithoutServiceIP}, "run kube-lite-pki again with --apiserver-host 10.96.0.1"},
 		{"node without its certificates", "hack/join-node.sh", []string{"--no-systemd", "--root", root, "--pki", emptyPKI, "--node", "n1"}, "run kube-lite-pki with --node n1"},
 		{"node with a bridge name too long", "hack/join-node.sh", []string{"--no-systemd", "--root", root, "--pki", emptyPKI, "--cni-bridge", "a-far-too-long-bridge"}, "at most 15 characters"},
 	}
@@ -77,13 +91,13 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 	apiPort := e2eutil.MustFreePort(t)
 	server := "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	if _, err := e2eutil.Run(filepath.Join(env.binDir, "kube-lite-pki"), "--dir", pkiDir, "--apiserver-url", server,
-		"--apiserver-host", "127.0.0.1", "--node", nodeName+"=127.0.0.1"); err != nil {
+		"--apiserver-host", "127.0.0.1", "--apiserver-host", kubernetesIP, "--node", nodeName+"=127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, l := range []string{"kube-lite-kubelet", "containerd", "kube-lite-apiserver", "kube-lite-etcd"} {
+			for _, l := range []string{"kube-lite-proxy", "kube-lite-kubelet", "containerd", "kube-lite-apiserver", "kube-lite-etcd"} {
 				b, _ := os.ReadFile(filepath.Join(root, "var/log/kube-lite", l+".log"))
 				t.Logf("---- %s.log (last 30 lines) ----\n%s", l, e2eutil.LastLines(string(b), 30))
 			}
@@ -103,6 +117,14 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		if err := exec.Command("ip", "link", "show", bridge).Run(); err == nil {
 			t.Errorf("after --stop, bridge %s is left", bridge)
 		}
+		if err := exec.Command("nft", "list", "table", "ip", "kube-lite").Run(); err == nil {
+			t.Errorf("after --stop, kube-lite-proxy's nftables table ip kube-lite is left")
+		}
+		for _, table := range []string{"main", "all"} {
+			if out, _ := exec.Command("ip", "route", "show", "table", table, "to", "match", kubernetesIP).Output(); strings.Contains(string(out), serviceCIDR) {
+				t.Errorf("after --stop, a route for the service range is left in table %s:\n%s", table, out)
+			}
+		}
 		if !t.Failed() {
 			os.RemoveAll(tmp)
 		}
@@ -112,7 +134,7 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		"--bin-dir", env.binDir, "--secure-port", strconv.Itoa(apiPort),
 		"--etcd-client-port", strconv.Itoa(e2eutil.MustFreePort(t)), "--etcd-peer-port", strconv.Itoa(e2eutil.MustFreePort(t)),
 		"--scheduler-port", strconv.Itoa(e2eutil.MustFreePort(t)), "--controller-manager-port", strconv.Itoa(e2eutil.MustFreePort(t)),
-		"--cluster-cidr", clusterCIDR}
+		"--cluster-cidr", clusterCIDR, "--service-cluster-ip-range", serviceCIDR}
 	out, err := e2eutil.Run("hack/install-control-plane.sh", cpArgs...)
 	if err != nil {
 		t.Fatalf("install-control-plane.sh: %v", err)
@@ -120,9 +142,12 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 	t.Logf("install-control-plane.sh:\n%s", out)
 
 	kubeletPort := e2eutil.MustFreePort(t)
+	proxyHealthzPort := e2eutil.MustFreePort(t)
 	nodeArgs := []string{"--no-systemd", "--root", root, "--pki", pkiDir, "--node", nodeName,
 		"--node-ip", "127.0.0.1", "--bin-dir", env.binDir, "--images", env.imageDir,
-		"--kubelet-port", strconv.Itoa(kubeletPort), "--healthz-port", strconv.Itoa(e2eutil.MustFreePort(t)), "--cni-bridge", bridge}
+		"--kubelet-port", strconv.Itoa(kubeletPort), "--healthz-port", strconv.Itoa(e2eutil.MustFreePort(t)), "--cni-bridge", bridge,
+		"--cluster-cidr", clusterCIDR, "--service-cluster-ip-range", serviceCIDR, "--cluster-dns", clusterDNS,
+		"--proxy-healthz-port", strconv.Itoa(proxyHealthzPort), "--proxy-metrics-port", strconv.Itoa(e2eutil.MustFreePort(t))}
 	out, err = e2eutil.Run("hack/join-node.sh", nodeArgs...)
 	if err != nil {
 		t.Fatalf("join-node.sh: %v", err)
@@ -136,6 +161,7 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		}{
 			{"usr/local/bin/kube-lite-apiserver", 0o755},
 			{"usr/local/bin/kube-lite-kubelet", 0o755},
+			{"usr/local/bin/kube-lite-proxy", 0o755},
 			{"usr/local/bin/kubectl-lite", 0o755},
 			{"etc/kube-lite/pki/ca.crt", 0o644},
 			{"etc/kube-lite/pki/apiserver.key", 0o600},
@@ -143,14 +169,17 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 			{"etc/kube-lite/pki/admin.kubeconfig", 0o600},
 			{"etc/kube-lite/pki/kubelet.kubeconfig", 0o600},
 			{"etc/kube-lite/pki/kubelet.key", 0o600},
+			{"etc/kube-lite/pki/proxy.kubeconfig", 0o600},
 			{"etc/kube-lite/apiserver.env", 0o644},
 			{"etc/kube-lite/kubelet.env", 0o644},
+			{"etc/kube-lite/proxy.env", 0o644},
 			{"etc/kube-lite/containerd/config.toml", 0o644},
 			{"etc/systemd/system/kube-lite-etcd.service", 0o644},
 			{"etc/systemd/system/kube-lite-apiserver.service", 0o644},
 			{"etc/systemd/system/kube-lite-scheduler.service", 0o644},
 			{"etc/systemd/system/kube-lite-controller-manager.service", 0o644},
 			{"etc/systemd/system/kube-lite-kubelet.service", 0o644},
+			{"etc/systemd/system/kube-lite-proxy.service", 0o644},
 			{"etc/systemd/system/containerd.service.d/10-kube-lite.conf", 0o644},
 			{"var/lib/kube-lite/images/pause.tar", 0o644},
 		}
@@ -188,6 +217,8 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 			{"kube-lite-controller-manager", []string{root + "/usr/local/bin/kube-lite-controller-manager", "--cluster-cidr", clusterCIDR}},
 			{"containerd", []string{"/usr/bin/containerd", "--config", root + "/etc/kube-lite/containerd/config.toml"}},
 			{"kube-lite-kubelet", []string{root + "/usr/local/bin/kube-lite-kubelet", "--port", strconv.Itoa(kubeletPort)}},
+			{"kube-lite-proxy", []string{root + "/usr/local/bin/kube-lite-proxy", "--service-cluster-ip-range", serviceCIDR,
+				"--healthz-bind-address", "0.0.0.0:" + strconv.Itoa(proxyHealthzPort)}},
 		}
 		for _, tt := range tests {
 			pid, err := os.ReadFile(filepath.Join(root, "run/kube-lite", tt.unit+".pid"))
@@ -216,8 +247,8 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		}
 		units := filepath.Join(root, "etc/systemd/system")
 		paths, _ := filepath.Glob(filepath.Join(units, "kube-lite-*.service"))
-		if len(paths) != 5 {
-			t.Fatalf("want 5 kube-lite units in %s, found %v", units, paths)
+		if len(paths) != 6 {
+			t.Fatalf("want 6 kube-lite units in %s, found %v", units, paths)
 		}
 		// The drop-in is checked as part of the unit it changes: Debian's
 		// containerd.service with the drop-in's [Service] lines appended.
@@ -303,8 +334,55 @@ func TestControlPlaneAndNodeWithoutSystemd(t *testing.T) {
 		}
 	})
 
+	t.Run("a pod reaches the API through the kubernetes Service (kube-lite-proxy)", func(t *testing.T) {
+		// Plain HTTP to the HTTPS port: busybox's own TLS sends no
+		// signature_algorithms, which Go's TLS server refuses since Go
+		// 1.25, and the answer to plain HTTP is as much the apiserver's.
+		script := `echo "service=$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"
+for i in $(seq 30); do
+  out=$(printf 'GET /livez HTTP/1.0\r\n\r\n' | nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT")
+  case "$out" in *HTTPS*) echo "$out"; exit 0 ;; esac
+  sleep 1
+done
+exit 1`
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "api-client", Namespace: "default"},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{
+					Name: "client", Image: "kube-lite.local/busybox:1.35", ImagePullPolicy: corev1.PullIfNotPresent,
+					Command: []string{"/bin/sh", "-c", script},
+				}},
+			},
+		}
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var got *corev1.Pod
+		err := e2eutil.Eventually(ctx, "pod api-client finished", func(ctx context.Context) (bool, error) {
+			var err error
+			got, err = cs.CoreV1().Pods("default").Get(ctx, "api-client", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return got.Status.Phase == corev1.PodSucceeded || got.Status.Phase == corev1.PodFailed, nil
+		})
+		if err != nil {
+			t.Fatalf("%v (status %+v)", err, got.Status)
+		}
+		logs, err := cs.CoreV1().Pods("default").GetLogs("api-client", &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"service=" + kubernetesIP + ":443\n", "Client sent an HTTP request to an HTTPS server."} {
+			if !strings.Contains(string(logs), want) {
+				t.Errorf("pod api-client (%s) logged\n%s\nwant %q", got.Status.Phase, logs, want)
+			}
+		}
+	})
+
 	t.Run("running the scripts again leaves what runs running", func(t *testing.T) {
-		units := []string{"kube-lite-etcd", "kube-lite-apiserver", "kube-lite-scheduler", "kube-lite-controller-manager", "containerd", "kube-lite-kubelet"}
+		units := []string{"kube-lite-etcd", "kube-lite-apiserver", "kube-lite-scheduler", "kube-lite-controller-manager", "containerd", "kube-lite-kubelet", "kube-lite-proxy"}
 		pids := func() map[string]string {
 			m := map[string]string{}
 			for _, u := range units {
