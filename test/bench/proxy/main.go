@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,12 +46,14 @@ import (
 type options struct {
 	apiserver string
 	proxy     string
-	upstream  string
-	services  int
-	endpoints int
-	changes   int
-	interval  time.Duration
-	rounds    int
+	// proxyFlags are added to kube-lite-proxy's, for experiments.
+	proxyFlags string
+	upstream   string
+	services   int
+	endpoints  int
+	changes    int
+	interval   time.Duration
+	rounds     int
 	// upstreamFirst starts round 1 with upstream; the order alternates.
 	upstreamFirst bool
 	settle        time.Duration
@@ -61,6 +64,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.apiserver, "apiserver", "bin/kube-lite-apiserver", "the kube-lite apiserver binary that serves the Services and EndpointSlices")
 	flag.StringVar(&o.proxy, "proxy", "bin/kube-lite-proxy", "the kube-lite-proxy binary; empty measures upstream alone")
+	flag.StringVar(&o.proxyFlags, "proxy-flags", "", "more flags for kube-lite-proxy, space-separated (e.g. \"--min-sync-period=0\")")
 	flag.StringVar(&o.upstream, "upstream", "", "a directory with upstream's kube-proxy (hack/upstream-apiserver.sh builds it) to measure in the same run, in nftables mode")
 	flag.IntVar(&o.services, "services", 1000, "ClusterIP Services, one port each")
 	flag.IntVar(&o.endpoints, "endpoints", 10, "ready endpoints in each Service's EndpointSlice")
@@ -117,10 +121,10 @@ type proxyKind struct {
 	args func(kubeconfig string) []string
 }
 
-func kubeLiteProxy(bin string) proxyKind {
+func kubeLiteProxy(bin string, extra []string) proxyKind {
 	return proxyKind{name: "kube-lite", bin: bin, args: func(kc string) []string {
-		return []string{"--kubeconfig=" + kc, "--hostname-override=" + nodeName, "--cluster-cidr=" + podCIDR,
-			"--service-cluster-ip-range=" + serviceIPs, "--healthz-bind-address=" + healthzAddr, "--metrics-bind-address=" + metricsAddr}
+		return append([]string{"--kubeconfig=" + kc, "--hostname-override=" + nodeName, "--cluster-cidr=" + podCIDR,
+			"--service-cluster-ip-range=" + serviceIPs, "--healthz-bind-address=" + healthzAddr, "--metrics-bind-address=" + metricsAddr}, extra...)
 	}}
 }
 
@@ -190,7 +194,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			return fmt.Errorf("%w (make build builds it; -proxy '' measures upstream alone)", err)
 		}
 		bin, _ := filepath.Abs(o.proxy)
-		kinds = append(kinds, kubeLiteProxy(bin))
+		kinds = append(kinds, kubeLiteProxy(bin, strings.Fields(o.proxyFlags)))
 	}
 	if o.upstream != "" {
 		bin, _ := filepath.Abs(filepath.Join(o.upstream, "kube-proxy"))
