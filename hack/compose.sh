@@ -221,10 +221,18 @@ down() {
 
 run_tests() {
 	local rc=0 start=$SECONDS
-	up
-	step "e2e: test/e2e/compose"
-	(cd "$ROOT" && KUBE_LITE_COMPOSE_KUBECONFIG=$CDIR/admin.kubeconfig KUBE_LITE_COMPOSE_PROJECT=$PROJECT \
-		KUBE_LITE_COMPOSE_FILE=$COMPOSE_FILE go test -count=1 -tags e2e -timeout 25m -v ./test/e2e/compose/) || rc=$?
+	# up in a subshell: its failure (fail exits) still takes the cluster and
+	# the dockerd it started down again, unless KEEP asks to look at them.
+	# Not "if (up)": errexit would be off inside it.
+	set +e
+	(set -e; up)
+	rc=$?
+	set -e
+	if [ "$rc" -eq 0 ]; then
+		step "e2e: test/e2e/compose"
+		(cd "$ROOT" && KUBE_LITE_COMPOSE_KUBECONFIG=$CDIR/admin.kubeconfig KUBE_LITE_COMPOSE_PROJECT=$PROJECT \
+			KUBE_LITE_COMPOSE_FILE=$COMPOSE_FILE go test -count=1 -tags e2e -timeout 25m -v ./test/e2e/compose/) || rc=$?
+	fi
 	if [ -z "${KEEP:-}" ]; then down; fi
 	echo "compose suite: $((SECONDS - start)) s including up and down (exit $rc)"
 	return $rc
