@@ -211,11 +211,16 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	b := &bench{o: o, dir: dir, tag: strconv.Itoa(os.Getpid())}
-	defer b.cleanup()
+	// The processes and namespaces go first, then the directory they
+	// used, whatever happened; a failed run shows its logs' ends first.
 	defer func() {
-		if err != nil || o.keep {
+		b.cleanup()
+		if o.keep {
 			fmt.Fprintf(os.Stderr, "proxy bench: logs kept in %s\n", dir)
 			return
+		}
+		if err != nil {
+			printLogTails(os.Stderr, dir)
 		}
 		_ = os.RemoveAll(dir)
 	}()
@@ -318,9 +323,9 @@ func (b *bench) startAPIServer(ctx context.Context) error {
 		}
 		select {
 		case <-p.Exited:
-			return fmt.Errorf("apiserver exited at start; log in %s", logPath)
+			return errors.New("apiserver exited at start (its log: apiserver.log)")
 		case <-wait.Done():
-			return fmt.Errorf("apiserver not ready after 60s; log in %s", logPath)
+			return errors.New("apiserver not ready after 60s (its log: apiserver.log)")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -453,7 +458,7 @@ func (b *bench) measure(ctx context.Context, k proxyKind) (result, error) {
 	// Stopped before its namespace goes (deferred above, so run after).
 	defer p.Stop()
 	failed := func(err error) (result, error) {
-		return r, fmt.Errorf("%w; log in %s", err, logPath)
+		return r, fmt.Errorf("%w (its log: %s)", err, filepath.Base(logPath))
 	}
 
 	// Its memory is sampled for the whole run; the peak is kept.
@@ -642,4 +647,18 @@ func waitRules(ctx context.Context, ns, addr string, count float64, syncs func()
 		}
 	}
 	return time.Time{}, fmt.Errorf("%s not in the ruleset 30s after the change", addr)
+}
+
+// printLogTails prints the last lines of each log in dir: the directory
+// is removed after a failed run too.
+func printLogTails(out io.Writer, dir string) {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		fmt.Fprintf(out, "--- last lines of %s\n%s\n", filepath.Base(l), strings.Join(lines[max(0, len(lines)-15):], "\n"))
+	}
 }
