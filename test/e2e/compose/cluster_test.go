@@ -122,16 +122,23 @@ func TestServiceByNameAcrossNodes(t *testing.T) {
 
 	// The client waits for the name to resolve and a replica to answer
 	// (CoreDNS and the proxies learn of the Service a moment after it is
-	// created), then asks often enough that both replicas answer unless
-	// the proxy sends everything to one. No wget -T: Debian's static
-	// busybox wget crashes with it; timeout bounds each request instead.
+	// created), then asks until both replicas have answered (node-1's proxy
+	// may still have only the first ready one), at least 20 times, at most
+	// 200: the test fails if one replica never answers. No wget -T: Debian's
+	// static busybox wget crashes with it; timeout bounds each request.
 	//
 	// The API is asked in plain HTTP: busybox's own TLS sends no
 	// signature_algorithms, which Go's TLS server (the apiserver's) refuses
 	// since Go 1.25; its answer to plain HTTP is as much the apiserver's.
 	url := fmt.Sprintf("http://web.%s.svc.cluster.local/", ns)
 	script := fmt.Sprintf(`for i in $(seq 120); do timeout 3 wget -q -O /dev/null %[1]s && break; sleep 1; done
-for i in $(seq 40); do timeout 5 wget -q -O - %[1]s || exit 1; done
+answers=""
+for i in $(seq 200); do
+  out=$(timeout 5 wget -q -O - %[1]s) && echo "$out" && answers="$answers
+$out"
+  [ "$i" -ge 20 ] && [ "$(echo "$answers" | sed -n 's/.*hostname=\([^ ]*\) .*/\1/p' | sort -u | wc -l)" -ge 2 ] && break
+  sleep 0.1
+done
 printf 'GET /livez HTTP/1.0\r\n\r\n' | nc -w 5 kubernetes.default.svc 443`, url)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "client"},
