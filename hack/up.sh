@@ -84,7 +84,9 @@ step "addons: CoreDNS (kube-dns at $CLUSTER_DNS)"
 : >"$LOGS/addons.log"
 apply_addons "$PKI/admin.kubeconfig" "$CLUSTER_DNS" "$LOGS/addons.log" ||
 	fail "$LOGS/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
-"$BIN/kubectl-lite" --kubeconfig "$PKI/admin.kubeconfig" -n kube-system wait --for=condition=Available \
+# rollout status, not wait --for=condition=Available: with the addon's
+# maxUnavailable of 1, a single replica counts as Available before it is Ready.
+"$BIN/kubectl-lite" --kubeconfig "$PKI/admin.kubeconfig" -n kube-system rollout status \
 	deployment/coredns --timeout=180s >>"$LOGS/addons.log" 2>&1 ||
 	fail "$LOGS/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; kubectl-lite -n kube-system logs deployment/coredns"
 DNS_MSG="
