@@ -68,8 +68,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "host:port serving /healthz (upstream's JSON; 503 before the first sync and while a change waits longer than twice --sync-period).")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "host:port serving /metrics.")
 	fs.StringSliceVar(&o.NodePortAddresses, "nodeport-addresses", o.NodePortAddresses, "CIDRs of the node addresses that serve NodePorts (default: every address but localhost, as upstream's nftables mode).")
-	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "Sync at least this often, even when nothing changed (the whole table is rewritten hourly, as upstream).")
-	fs.DurationVar(&o.MinSyncPeriod, "min-sync-period", o.MinSyncPeriod, "Changes arriving within this period after a sync are written together by the next one.")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "How soon a failed sync is tried again; unprompted, the table is rewritten only hourly (upstream nftables mode's meaning and default).")
+	fs.DurationVar(&o.MinSyncPeriod, "min-sync-period", o.MinSyncPeriod, "Changes arriving within this period after a sync that wrote changes are written together by the next one.")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "Remove the nftables table and the service range's routes, then exit.")
 	fs.StringVar(&o.Table, "nftables-table", o.Table, "The nftables table (family ip) this proxy owns: a second cluster on the same host needs another (kube-lite's own flag).")
 }

@@ -47,7 +47,8 @@ type ProxierConfig struct {
 	Clock    clock.WithTicker
 	Registry prometheus.Registerer
 	// MinSyncPeriod coalesces bursts of changes into one sync;
-	// SyncPeriod rewrites the table even when nothing changed.
+	// SyncPeriod is how soon a failed sync is tried again (upstream
+	// nftables mode's meaning: unprompted, the table is rewritten hourly).
 	MinSyncPeriod, SyncPeriod time.Duration
 }
 
@@ -75,8 +76,8 @@ type Proxier struct {
 	lastFull time.Time
 }
 
-// fullSyncPeriod is how often a sync rewrites the whole table even though
-// only some Services changed, in case something else touched it (upstream's
+// fullSyncPeriod is how often the table is rewritten whole, unprompted or
+// in place of a partial sync, in case something else touched it (upstream's
 // figure).
 const fullSyncPeriod = time.Hour
 
@@ -146,26 +147,41 @@ func (p *Proxier) queue() {
 
 // Run syncs until ctx ends. The table stays when it ends: connections keep
 // working while the proxy restarts, as with upstream kube-proxy.
+//
+// A sync follows a change; unprompted, the loop only rewrites the table
+// hourly, as upstream's nftables mode, and retries a failed sync after
+// SyncPeriod. Only a sync that wrote changes holds the next one back by
+// MinSyncPeriod: a change arriving right after an hourly rewrite or a retry
+// is not kept waiting for the burst that is not coming.
 func (p *Proxier) Run(ctx context.Context) error {
 	defer p.factory.Shutdown()
 	if err := p.start(ctx); err != nil {
 		return err
 	}
 	slog.Info("caches synced; programming nftables", "table", p.cfg.Table)
-	resync := p.cfg.Clock.NewTicker(p.cfg.SyncPeriod)
-	defer resync.Stop()
+	rewrite := p.cfg.Clock.NewTicker(fullSyncPeriod)
+	defer rewrite.Stop()
+	var retry <-chan time.Time
 	p.queue()
 	for {
+		full := false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-p.dirty:
-		case <-resync.C():
-			p.health.queued()
+		case <-retry:
+		case <-rewrite.C():
+			full = true
 		}
-		if err := p.Sync(ctx); err != nil {
-			slog.Error("sync failed; retrying", "err", err)
-			p.queue()
+		err := p.sync(ctx, full)
+		if err != nil {
+			slog.Error("sync failed; retrying", "err", err, "in", p.cfg.SyncPeriod)
+			retry = p.cfg.Clock.After(p.cfg.SyncPeriod)
+			continue
+		}
+		retry = nil
+		if full {
+			continue
 		}
 		// Coalesce: changes arriving meanwhile wait for one sync after it.
 		select {
@@ -185,8 +201,12 @@ func (p *Proxier) start(ctx context.Context) error {
 	return nil
 }
 
-// Sync writes the table once from the informers' current state.
-func (p *Proxier) Sync(ctx context.Context) (err error) {
+// Sync writes the table once from the informers' current state: only the
+// Services that changed, unless the table must be rewritten whole.
+func (p *Proxier) Sync(ctx context.Context) error { return p.sync(ctx, false) }
+
+// sync is Sync; full rewrites the whole table even when nothing changed.
+func (p *Proxier) sync(ctx context.Context, full bool) (err error) {
 	start := p.cfg.Clock.Now()
 	p.mu.Lock()
 	triggers := p.triggers
@@ -214,7 +234,7 @@ func (p *Proxier) Sync(ctx context.Context) (err error) {
 	}
 	rs := Render(p.cfg.Rules, st)
 	tx := p.cfg.NFT.NewTransaction()
-	full := p.prev == nil || start.Sub(p.lastFull) >= fullSyncPeriod || !rs.Update(tx, p.prev)
+	full = full || p.prev == nil || start.Sub(p.lastFull) >= fullSyncPeriod || !rs.Update(tx, p.prev)
 	if full {
 		var existing map[string][]string
 		if p.prev != nil {

@@ -233,8 +233,9 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 // Changes that arrive while the loop waits out the minimum period after a
-// sync are written together by one sync; with no change, the sync period
-// still rewrites the table.
+// sync are written together by one sync; with no change, the table is still
+// rewritten hourly, and a change right after that rewrite is not held back
+// by the minimum period.
 func TestRunCoalescesAndResyncs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -243,9 +244,9 @@ func TestRunCoalescesAndResyncs(t *testing.T) {
 	client := fake.NewClientset(service("web", "10.96.0.20", nil), eps)
 	nft := knftables.NewFake(knftables.IPv4Family, TableName)
 	reg := prometheus.NewRegistry()
-	const minSync, resync = time.Second, time.Hour
+	const minSync = time.Second
 	p, err := NewProxier(ProxierConfig{Client: client, NFT: nft, Rules: testConfig(), Clock: clk, Registry: reg,
-		SyncPeriod: resync, MinSyncPeriod: minSync})
+		SyncPeriod: 30 * time.Second, MinSyncPeriod: minSync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,35 @@ func TestRunCoalescesAndResyncs(t *testing.T) {
 	if dump := nft.Dump(); !strings.Contains(dump, "numgen random mod 4") {
 		t.Errorf("the second sync did not write all three changes:\n%s", dump)
 	}
-	awaitSyncs(3, resync)
+	// Nothing changed for the 30 s sync period: no sync (upstream's
+	// nftables mode syncs unprompted only hourly).
+	clk.Step(30 * time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if got := syncs(); got != 2 {
+		t.Fatalf("%d syncs after 30 s without a change, want 2", got)
+	}
+	awaitSyncs(3, 30*time.Minute)
+	if got := histogram(t, reg, "kubeproxy_sync_full_proxy_rules_duration_seconds").GetSampleCount(); got != 2 {
+		t.Errorf("%d full syncs, want 2 (the first and the hourly one)", got)
+	}
+
+	// The clock stands still from here: a sync waiting on the minimum
+	// period would never come.
+	eps = eps.DeepCopy()
+	eps.Endpoints = eps.Endpoints[:1]
+	if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, eps, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for syncs() < 4 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("a change after the hourly rewrite waited for the minimum sync period")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if dump := nft.Dump(); strings.Contains(dump, "numgen random mod 4") {
+		t.Errorf("the sync after the hourly rewrite did not write the change:\n%s", dump)
+	}
 
 	cancel()
 	if err := <-runErr; err != nil {
