@@ -12,11 +12,18 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/annotate"
 	kapiresources "k8s.io/kubectl/pkg/cmd/apiresources"
+	"k8s.io/kubectl/pkg/cmd/autoscale"
 	"k8s.io/kubectl/pkg/cmd/clusterinfo"
+	"k8s.io/kubectl/pkg/cmd/diff"
 	"k8s.io/kubectl/pkg/cmd/drain"
+	"k8s.io/kubectl/pkg/cmd/edit"
+	"k8s.io/kubectl/pkg/cmd/events"
 	"k8s.io/kubectl/pkg/cmd/explain"
+	"k8s.io/kubectl/pkg/cmd/expose"
 	"k8s.io/kubectl/pkg/cmd/label"
+	"k8s.io/kubectl/pkg/cmd/patch"
 	"k8s.io/kubectl/pkg/cmd/replace"
+	"k8s.io/kubectl/pkg/cmd/set"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kube-lite/kube-lite/pkg/kubectl/apiresources"
@@ -28,6 +35,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/kubectl/get"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/logs"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/rollout"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/run"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/scale"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/version"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/wait"
@@ -92,6 +100,21 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		drain.NewCmdCordon(f, streams),
 		drain.NewCmdUncordon(f, streams),
 		drain.NewCmdDrain(f, streams),
+		// run is kubectl's, after kube-lite's checks of its input.
+		run.NewCmd(f, streams),
+		// kubectl's own verbs that only read, create, patch, update or
+		// dry-run objects through the API, which the server answers as
+		// Kubernetes does. Those that stream into a pod (exec, attach,
+		// port-forward, cp, debug) and proxy and top are left out: the
+		// server does not serve pods/exec, pods/attach, pods/portforward
+		// nor the metrics API.
+		expose.NewCmdExposeService(f, streams),
+		patch.NewCmdPatch(f, streams),
+		edit.NewCmdEdit(f, streams),
+		set.NewCmdSet(f, streams),
+		diff.NewCmdDiff(f, streams),
+		events.NewCmdEvents(f, streams),
+		autoscale.NewCmdAutoscale(f, streams),
 	)
 	return cmd
 }
