@@ -12,7 +12,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/annotate"
 	kapiresources "k8s.io/kubectl/pkg/cmd/apiresources"
-	"k8s.io/kubectl/pkg/cmd/autoscale"
 	"k8s.io/kubectl/pkg/cmd/clusterinfo"
 	"k8s.io/kubectl/pkg/cmd/diff"
 	"k8s.io/kubectl/pkg/cmd/drain"
@@ -29,6 +28,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/kubectl/apiresources"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/apply"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/auth"
+	"github.com/kube-lite/kube-lite/pkg/kubectl/autoscale"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/config"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/delete"
 	"github.com/kube-lite/kube-lite/pkg/kubectl/describe"
@@ -58,7 +58,9 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
 	})
 	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
+	// No SetOut, as in kubectl: cobra prints a deprecated flag's warning
+	// to the command's out writer when one is set, which would put it on
+	// stdout amid -o yaml; unset, it goes to stderr and help to stdout.
 	cmd.SetErr(streams.ErrOut)
 	// Server warnings and client-side validation warnings share one
 	// deduplicating writer, so one problem is printed once.
@@ -100,8 +102,9 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		drain.NewCmdCordon(f, streams),
 		drain.NewCmdUncordon(f, streams),
 		drain.NewCmdDrain(f, streams),
-		// run is kubectl's, after kube-lite's checks of its input.
+		// run and autoscale are kubectl's, after kube-lite's checks.
 		run.NewCmd(f, streams),
+		autoscale.NewCmd(f, streams),
 		// kubectl's own verbs that only read, create, patch, update or
 		// dry-run objects through the API, which the server answers as
 		// Kubernetes does. Those that stream into a pod (exec, attach,
@@ -114,7 +117,6 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		set.NewCmdSet(f, streams),
 		diff.NewCmdDiff(f, streams),
 		events.NewCmdEvents(f, streams),
-		autoscale.NewCmdAutoscale(f, streams),
 	)
 	return cmd
 }

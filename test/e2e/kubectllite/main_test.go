@@ -153,9 +153,16 @@ func kubectl(t *testing.T, args ...string) result {
 
 func kubectlWith(t *testing.T, inv invocation, args ...string) result {
 	t.Helper()
+	return runBinary(t, env.kubectl, inv, args...)
+}
+
+// runBinary runs bin (kubectl-lite, or upstream kubectl to compare with)
+// as a user runs kubectl-lite.
+func runBinary(t *testing.T, bin string, inv invocation, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := command(ctx, args...)
+	cmd := commandOf(ctx, bin, args...)
 	cmd.Env = append(cmd.Env, inv.env...)
 	cmd.Stdin = strings.NewReader(inv.stdin)
 	var out, errOut bytes.Buffer
@@ -165,7 +172,7 @@ func kubectlWith(t *testing.T, inv invocation, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running kubectl-lite %v: %v", args, err)
+		t.Fatalf("running %s %v: %v", filepath.Base(bin), args, err)
 	}
 	return r
 }
@@ -173,7 +180,11 @@ func kubectlWith(t *testing.T, inv invocation, args ...string) result {
 // command is kubectl-lite as a user runs it: the admin kubeconfig via
 // $KUBECONFIG and a home of its own.
 func command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, env.kubectl, args...)
+	return commandOf(ctx, env.kubectl, args...)
+}
+
+func commandOf(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(baseEnv(), "HOME="+env.home, "KUBECONFIG="+env.kubeconfig)
 	return cmd
 }
