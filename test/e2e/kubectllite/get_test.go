@@ -508,7 +508,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"create", "x"}, "error: Unexpected args: [x]\nSee 'kubectl-lite create -h' for help and examples\n"},
 		{[]string{"api-resources", "x"}, "error: unexpected arguments: [x]\nSee 'kubectl-lite api-resources -h' for help and examples\n"},
 		{[]string{"version", "x"}, "error: extra arguments: [x]\n"},
-		{[]string{"gett"}, "error: unknown command \"gett\" for \"kubectl-lite\"\n\nDid you mean this?\n\tget\n"},
+		// As kubectl's, which has set too.
+		{[]string{"gett"}, "error: unknown command \"gett\" for \"kubectl-lite\"\n\nDid you mean this?\n\tget\n\tset\n"},
 	}
 	for _, tt := range tests {
 		r := kubectl(t, tt.args...)

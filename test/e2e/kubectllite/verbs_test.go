@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -154,12 +155,23 @@ func editorScript(t *testing.T, dir string, seds ...string) string {
 	return p
 }
 
-// editBoth runs edit with each client, each with its own editor script.
+// editBoth runs edit with each client, each with its own editor script
+// named by $KUBE_EDITOR.
 func editBoth(t *testing.T, tw twins, seds []string, args ...string) (lite, up result, liteDir, upDir string) {
 	t.Helper()
+	return editBothWith(t, tw, "KUBE_EDITOR", seds, args...)
+}
+
+// editBothWith is editBoth with the editor named by variable (KUBE_EDITOR
+// or EDITOR, the other one empty).
+func editBothWith(t *testing.T, tw twins, variable string, seds []string, args ...string) (lite, up result, liteDir, upDir string) {
+	t.Helper()
 	liteDir, upDir = t.TempDir(), t.TempDir()
-	lite = runBinary(t, env.kubectl, invocation{env: []string{"KUBE_EDITOR=" + editorScript(t, liteDir, seds...)}}, append([]string{"-n", tw.lite}, args...)...)
-	up = runBinary(t, upstreamKubectl(t), invocation{env: []string{"KUBE_EDITOR=" + editorScript(t, upDir, seds...)}}, append([]string{"-n", tw.up}, args...)...)
+	editor := func(dir string) invocation {
+		return invocation{env: []string{"KUBE_EDITOR=", "EDITOR=", variable + "=" + editorScript(t, dir, seds...)}}
+	}
+	lite = runBinary(t, env.kubectl, editor(liteDir), append([]string{"-n", tw.lite}, args...)...)
+	up = runBinary(t, upstreamKubectl(t), editor(upDir), append([]string{"-n", tw.up}, args...)...)
 	up.out = strings.ReplaceAll(up.out, tw.up, tw.lite)
 	up.err = strings.ReplaceAll(up.err, tw.up, tw.lite)
 	if withoutTempPaths(lite.out) != withoutTempPaths(up.out) || withoutTempPaths(lite.err) != withoutTempPaths(up.err) || lite.code != up.code {
@@ -192,6 +204,12 @@ func TestEditLikeKubectl(t *testing.T) {
 	}
 	if cm := getConfigMap(t, tw.lite, "c"); cm.Data["color"] != "blue" {
 		t.Errorf("after edit: data %v, want color=blue", cm.Data)
+	}
+	if r, _, _, _ := editBothWith(t, tw, "EDITOR", []string{`s/color: blue/color: red/`}, "edit", "configmap", "c"); r.code != 0 || r.out != "configmap/c edited\n" {
+		t.Errorf("edit with $EDITOR: %s", r)
+	}
+	if cm := getConfigMap(t, tw.lite, "c"); cm.Data["color"] != "red" {
+		t.Errorf("after edit with $EDITOR: data %v, want color=red", cm.Data)
 	}
 	if r, _, _, _ := editBoth(t, tw, nil, "edit", "configmap", "c"); r.code != 0 || r.err != "Edit cancelled, no changes made.\n" {
 		t.Errorf("edit without a change: %s", r)
@@ -239,13 +257,20 @@ func sameIgnoringObjectIdentity(a, b string) bool {
 	return reflect.DeepEqual(keep(a), keep(b))
 }
 
-// TestSetLikeKubectl: set image, env, resources, selector and
-// serviceaccount change the same fields as kubectl's and print the same.
+// TestSetLikeKubectl: set image, env, resources, selector, serviceaccount
+// and subject change the same fields as kubectl's and print the same.
 func TestSetLikeKubectl(t *testing.T) {
 	tw := newTwins(t)
 	tw.each(func(ns string) {
 		createDeployment(t, ns, "web", "busybox")
 		createService(t, ns, "web", "web")
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "rb"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
+		}
+		if _, err := env.cs.RbacV1().RoleBindings(ns).Create(context.Background(), rb, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	})
 	for _, step := range []struct {
 		args []string
@@ -258,6 +283,7 @@ func TestSetLikeKubectl(t *testing.T) {
 		{[]string{"set", "resources", "deployment", "web", "--limits=cpu=200m,memory=64Mi", "--requests=cpu=100m"}, "deployment.apps/web resource requirements updated\n"},
 		{[]string{"set", "serviceaccount", "deployment", "web", "robot"}, "deployment.apps/web serviceaccount updated\n"},
 		{[]string{"set", "selector", "service", "web", "app=other"}, "service/web selector updated\n"},
+		{[]string{"set", "subject", "rolebinding", "rb", "--user=alice", "--serviceaccount=default:robot"}, "rolebinding.rbac.authorization.k8s.io/rb subjects updated\n"},
 		{[]string{"set", "image", "deployment/web", "app=busybox:3", "--dry-run=server"}, "deployment.apps/web image updated (server dry run)\n"},
 	} {
 		if r := tw.same(t, step.args...); r.code != 0 || r.out != step.out {
@@ -274,6 +300,12 @@ func TestSetLikeKubectl(t *testing.T) {
 		svc, err := env.cs.CoreV1().Services(ns).Get(context.Background(), "web", metav1.GetOptions{})
 		if err != nil || !reflect.DeepEqual(svc.Spec.Selector, map[string]string{"app": "other"}) {
 			t.Errorf("service web in %s after set selector: %v, %v", ns, svc.Spec.Selector, err)
+		}
+	}
+	for _, ns := range []string{tw.lite, tw.up} {
+		rb, err := env.cs.RbacV1().RoleBindings(ns).Get(context.Background(), "rb", metav1.GetOptions{})
+		if err != nil || len(rb.Subjects) != 2 || rb.Subjects[0].Name != "alice" || rb.Subjects[1].Name != "robot" {
+			t.Errorf("rolebinding rb in %s after set subject: %+v, %v", ns, rb.Subjects, err)
 		}
 	}
 	for _, bad := range [][]string{
