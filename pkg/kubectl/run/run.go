@@ -36,6 +36,8 @@ type input struct {
 	image      string
 	pullPolicy string
 	labels     string
+	// expose: the name is a Service's too.
+	expose bool
 	// attach lists the flags given that need pods/attach.
 	attach []string
 }
@@ -45,6 +47,7 @@ func inputOf(cmd *cobra.Command, args []string) input {
 		image:      cmdutil.GetFlagString(cmd, "image"),
 		pullPolicy: cmdutil.GetFlagString(cmd, "image-pull-policy"),
 		labels:     cmdutil.GetFlagString(cmd, "labels"),
+		expose:     cmdutil.GetFlagBool(cmd, "expose"),
 	}
 	if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 		in.name = args[0]
@@ -60,8 +63,8 @@ func inputOf(cmd *cobra.Command, args []string) input {
 // check refuses, in one line each, what would fail later: flags that need
 // attach, which kube-lite does not serve yet; an image that is not a valid
 // reference (docker's grammar, as containerd parses it); an unknown pull
-// policy; a name that cannot also be the container's name; labels that are
-// not valid label keys and values.
+// policy; a name that cannot also be the container's name (and with
+// --expose the Service's); labels that are not valid label keys and values.
 func check(in input) error {
 	if len(in.attach) > 0 {
 		return fmt.Errorf("%s: kube-lite does not serve pods/attach yet; run the pod without -i/--stdin, -t/--tty, --attach and --rm, and read its output with 'kubectl-lite logs -f %s'",
@@ -86,7 +89,12 @@ func check(in input) error {
 	if in.name != "" {
 		// The name is the container's too, so it must be a DNS-1123
 		// label, not only a subdomain as a pod's name may be.
-		if errs := validation.IsDNS1123Label(in.name); len(errs) > 0 {
+		errs := validation.IsDNS1123Label(in.name)
+		if len(errs) == 0 && in.expose {
+			// With --expose it names a Service too: a DNS-1035 label.
+			errs = validation.IsDNS1035Label(in.name)
+		}
+		if len(errs) > 0 {
 			return fmt.Errorf("invalid name %q: %s", in.name, strings.Join(errs, "; "))
 		}
 	}

@@ -74,6 +74,8 @@ func TestRefusedBeforeAnyRequest(t *testing.T) {
 			`invalid name "Web": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
 		{"dotted name (not a container name)", []string{"a.b", "--image=nginx"},
 			`invalid name "a.b": must not contain dots`},
+		{"exposed name starting with a digit (not a Service name)", []string{"1web", "--image=nginx", "--port=80", "--expose"},
+			`invalid name "1web": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`},
 		{"label value with a space", []string{"web", "--image=nginx", "--labels=app=my web"},
 			`invalid label value "my web" for key "app": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
 		{"label key with two slashes", []string{"web", "--image=nginx", "-l", "a/b/c=x"},
