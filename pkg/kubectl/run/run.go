@@ -16,10 +16,11 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
-// NewCmd returns `run`. kubectl's own checks of the image and the pull
-// policy come after it has read its flags, and it leaves the name and the
-// labels to the server; here all four are checked first, so that a typo
-// costs no round trip and reads as one line.
+// NewCmd returns `run`. kubectl checks the image reference and the pull
+// policy itself (the policy with a second line pointing at its help), but
+// leaves the name and the labels' keys and values to the server; here all
+// are checked before kubectl's command runs, so that a typo costs no
+// request and reads as one line.
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := krun.NewCmdRun(f, streams)
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
