@@ -31,6 +31,7 @@ const (
 	serviceNodePortsMap    = "service-nodeports"
 	noEndpointServicesMap  = "no-endpoint-services"
 	noEndpointNodePortsMap = "no-endpoint-nodeports"
+	hairpinSet             = "hairpin-connections"
 	affinitySetPrefix      = "affinity-"
 
 	// masqueradeMark flags a packet in the nat chains so that postrouting
@@ -74,6 +75,10 @@ type Ruleset struct {
 	// affinity names the ClientIP affinity sets; they survive a sync that
 	// still wants them, so that clients stay on their endpoint.
 	affinity map[string]bool
+	// hairpin counts the Services holding each element of the hairpin set
+	// (a pod may back two Services on the same port): a partial sync
+	// deletes an element only when no Service wants it any more.
+	hairpin map[string]int
 }
 
 // fragment is a part of the table written and replaced as a whole.
@@ -133,7 +138,7 @@ func (r *Ruleset) element(set, mapName string, key []string, value ...string) {
 // Render decides the table's whole content from the Services and
 // EndpointSlices. It does no I/O.
 func Render(cfg Config, st State) *Ruleset {
-	r := &Ruleset{base: &fragment{}, services: map[string]*fragment{}, affinity: map[string]bool{}}
+	r := &Ruleset{base: &fragment{}, services: map[string]*fragment{}, affinity: map[string]bool{}, hairpin: map[string]int{}}
 	r.cur = r.base
 	r.writeBase(cfg, st.NodeIPs)
 	r.base.seal()
@@ -222,16 +227,21 @@ func (r *Ruleset) writeBase(cfg Config, nodeIPs []netip.Addr) {
 	r.rule("nat-postrouting", "jump", masqueradingChain)
 
 	r.rule(markMasqChain, "mark", "set", "mark", "or", masqueradeMark)
-	r.rule(masqueradingChain, "mark", "and", masqueradeMark, "==", "0", "return")
-	r.rule(masqueradingChain, "mark", "set", "mark", "xor", masqueradeMark)
-	r.rule(masqueradingChain, "masquerade fully-random")
+	r.rule(masqueradingChain, "mark", "and", masqueradeMark, "!=", "0", "mark", "set", "mark", "xor", masqueradeMark, "masquerade fully-random")
+	// Hairpin: a pod reaching itself through its Service must see the reply
+	// come from the Service, not from itself. One set of this node's
+	// endpoints, as upstream, instead of a mark in a chain per endpoint.
+	r.rule(masqueradingChain, "ct status dnat ip saddr . ip daddr . meta l4proto . th dport", "@", hairpinSet, "masquerade fully-random")
 	// An ICMP error for the host's own connection, routed through
 	// loopback, does not reach its socket; a TCP reset does.
 	r.rule(rejectChain, "meta l4proto tcp reject with tcp reset")
 	r.rule(rejectChain, "reject")
 
 	const ipPortProto = "ipv4_addr . inet_proto . inet_service : verdict"
-	r.cur.sets = append(r.cur.sets, &knftables.Set{Name: clusterIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("cluster IPs with rules")})
+	r.cur.sets = append(r.cur.sets,
+		&knftables.Set{Name: clusterIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("cluster IPs with rules")},
+		&knftables.Set{Name: hairpinSet, Type: "ipv4_addr . ipv4_addr . inet_proto . inet_service", Comment: knftables.PtrTo("this node's endpoints, to masquerade a pod reaching itself")},
+	)
 	r.cur.maps = append(r.cur.maps,
 		&knftables.Map{Name: serviceIPsMap, Type: ipPortProto, Comment: knftables.PtrTo("cluster IP traffic")},
 		&knftables.Map{Name: serviceNodePortsMap, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("NodePort traffic")},
@@ -323,6 +333,22 @@ func (r *Ruleset) servicePort(cfg Config, svc *v1.Service, cip netip.Addr, sp v1
 			timeout = time.Duration(*cfg.ClientIP.TimeoutSeconds) * time.Second
 		}
 	}
+	var used []endpoint
+	if usesCluster {
+		used = append(used, c.cluster...)
+	}
+	if usesLocal {
+		used = append(used, c.local...)
+	}
+	hairpins := map[endpoint]bool{}
+	for _, e := range used {
+		if e.local && !hairpins[e] {
+			hairpins[e] = true
+			key := []string{e.ip.String(), e.ip.String(), proto, portKey(e.port)}
+			r.element(hairpinSet, "", key)
+			r.hairpin[strings.Join(key, " . ")]++
+		}
+	}
 	written := map[endpoint]bool{}
 	if usesCluster {
 		r.policyChain(clusterChain, base, proto, c.cluster, timeout, written)
@@ -352,10 +378,21 @@ func (r *Ruleset) externalChain(cfg Config, name string, local, hasCluster bool,
 	}
 }
 
-// policyChain spreads new connections over eps at random, after sending a
-// client with ClientIP affinity back to the endpoint it used last.
+// policyChain spreads new connections over eps at random. Without
+// affinity that is one DNAT through a numgen map, as upstream: no chain per
+// endpoint. With ClientIP affinity, as upstream too, each endpoint needs a
+// chain that records the client in its set, and a client found in one of
+// the sets goes back to that endpoint.
 func (r *Ruleset) policyChain(name, base, proto string, eps []endpoint, timeout time.Duration, written map[endpoint]bool) {
 	r.chain(name)
+	if timeout == 0 {
+		dests := make([]string, 0, len(eps))
+		for i, e := range eps {
+			dests = append(dests, fmt.Sprintf("%d : %s . %d", i, e.ip, e.port))
+		}
+		r.rule(name, "meta l4proto", proto, "dnat ip addr . port to numgen random mod", len(eps), "map {", strings.Join(dests, " , "), "}")
+		return
+	}
 	// nft names take no ':', so an endpoint is ip/port in them. The
 	// timeout is in the set's name: a changed timeout is a new set.
 	epName := func(e endpoint) string { return fmt.Sprintf("%s__%s/%d", base, e.ip, e.port) }
@@ -363,10 +400,8 @@ func (r *Ruleset) policyChain(name, base, proto string, eps []endpoint, timeout 
 	affinitySet := func(e endpoint) string {
 		return fmt.Sprintf("%s%s-%ds", affinitySetPrefix, epName(e), int(timeout.Seconds()))
 	}
-	if timeout > 0 {
-		for _, e := range eps {
-			r.rule(name, "ip saddr", "@", affinitySet(e), "goto", epChain(e))
-		}
+	for _, e := range eps {
+		r.rule(name, "ip saddr", "@", affinitySet(e), "goto", epChain(e))
 	}
 	vmap := make([]string, 0, len(eps))
 	for i, e := range eps {
@@ -381,21 +416,16 @@ func (r *Ruleset) policyChain(name, base, proto string, eps []endpoint, timeout 
 		written[e] = true
 		ch := epChain(e)
 		r.chain(ch)
-		// Hairpin: a pod reaching itself through its Service must see the
-		// reply come from the Service, not from itself.
-		r.rule(ch, "ip saddr", e.ip, "jump", markMasqChain)
-		if timeout > 0 {
-			set := affinitySet(e)
-			r.cur.sets = append(r.cur.sets, &knftables.Set{
-				Name: set, Type: "ipv4_addr",
-				// The kernel marks a set updated from the packet path dynamic;
-				// asking for it up front keeps a repeated add identical.
-				Flags:   []knftables.SetFlag{knftables.DynamicFlag, knftables.TimeoutFlag},
-				Timeout: &timeout,
-			})
-			r.affinity[set] = true
-			r.rule(ch, "update", "@", set, "{ ip saddr }")
-		}
+		set := affinitySet(e)
+		r.cur.sets = append(r.cur.sets, &knftables.Set{
+			Name: set, Type: "ipv4_addr",
+			// The kernel marks a set updated from the packet path dynamic;
+			// asking for it up front keeps a repeated add identical.
+			Flags:   []knftables.SetFlag{knftables.DynamicFlag, knftables.TimeoutFlag},
+			Timeout: &timeout,
+		})
+		r.affinity[set] = true
+		r.rule(ch, "update", "@", set, "{ ip saddr }")
 		r.rule(ch, "meta l4proto", proto, "dnat to", e.String())
 	}
 }
@@ -483,8 +513,18 @@ func (r *Ruleset) Update(tx *knftables.Transaction, prev *Ruleset) bool {
 	}
 	// As in Transaction: first what refers to chains and sets (map
 	// elements, rules), then the chains and sets no longer wanted.
+	deleted := map[string]bool{}
 	for _, f := range stale {
 		for _, e := range f.elements {
+			if e.Set == hairpinSet {
+				// Shared between Services: deleted once, and only when
+				// no Service wants it now.
+				key := strings.Join(e.Key, " . ")
+				if r.hairpin[key] > 0 || deleted[key] {
+					continue
+				}
+				deleted[key] = true
+			}
 			tx.Delete(&knftables.Element{Set: e.Set, Map: e.Map, Key: e.Key})
 		}
 	}

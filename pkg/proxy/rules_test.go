@@ -106,6 +106,19 @@ func renderCases() []renderCase {
 			},
 		},
 		{
+			// One pod behind two Services on the same port: one hairpin
+			// element, which stays while either Service wants it.
+			name: "two-services-one-pod",
+			state: State{
+				Services: []*v1.Service{service("web", "10.96.0.20", nil), service("web-alias", "10.96.0.21", nil)},
+				Slices: []*discoveryv1.EndpointSlice{
+					slice("web", "web-abc", nil,
+						readyEP("10.244.1.3", "node-2"), readyEP("10.244.0.5", testNode), readyEP("10.244.2.7", "node-3")),
+					slice("web-alias", "web-alias-abc", nil, readyEP("10.244.0.5", testNode)),
+				},
+			},
+		},
+		{
 			name: "no-endpoints-reject",
 			state: State{
 				Services: []*v1.Service{service("web", "10.96.0.20", nil)},

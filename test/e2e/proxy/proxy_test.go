@@ -234,12 +234,14 @@ func TestServicesInKernel(t *testing.T) {
 			service("empty", "10.96.0.21", 0, false),
 			service("sticky", "10.96.0.22", 0, true),
 			service("self", "10.96.0.23", 0, false),
+			service("self-sticky", "10.96.0.24", 0, true),
 		},
 		Slices: []*discoveryv1.EndpointSlice{
 			slice("web", pods[0].ip, pods[1].ip, pods[2].ip),
 			slice("empty"),
 			slice("sticky", pods[0].ip, pods[1].ip, pods[2].ip),
 			slice("self", pods[0].ip),
+			slice("self-sticky", pods[0].ip),
 		},
 	}
 	initial := program(t, st, nil)
@@ -300,12 +302,16 @@ func TestServicesInKernel(t *testing.T) {
 	})
 
 	t.Run("hairpin: a pod reaches itself through its Service", func(t *testing.T) {
-		name, seen, err := get("pod1", "10.96.0.23:80")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name != "pod1" || seen == pods[0].ip {
-			t.Errorf("answer from %s seeing client %s; want pod1 seeing a masqueraded address, not its own", name, seen)
+		// Without affinity the DNAT is one numgen map; with it, a chain
+		// per endpoint: both must masquerade.
+		for _, addr := range []string{"10.96.0.23:80", "10.96.0.24:80"} {
+			name, seen, err := get("pod1", addr)
+			if err != nil {
+				t.Fatalf("%s: %v", addr, err)
+			}
+			if name != "pod1" || seen == pods[0].ip {
+				t.Errorf("%s: answer from %s seeing client %s; want pod1 seeing a masqueraded address, not its own", addr, name, seen)
+			}
 		}
 	})
 
