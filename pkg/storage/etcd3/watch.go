@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -180,6 +182,12 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		if wres.IsProgressNotify() {
+			if !w.store.progress.answered() {
+				// Not asked for, or from an etcd whose answer may come
+				// before events this watch has not received yet
+				// (progress_support.go): moving lastRev would skip them.
+				continue
+			}
 			// Every change up to the notified revision has been delivered;
 			// a bookmark says so once per revision.
 			if rev := wres.Header.Revision; w.bookmarks && rev >= lastRev && rev > lastBookmark {
@@ -410,19 +418,69 @@ func expired(requested, compacted int64) *metav1.Status {
 // request serves every watch on the stream: etcd answers with the revision
 // up to which all of them have received their events, which is a revision a
 // bookmark may safely carry.
+//
+// It asks only an etcd cluster that answers correctly: it learns the
+// members' versions before its first request (progress_support.go).
 type progressRequester struct {
 	client   *clientv3.Client
 	clock    clock.WithTicker
 	interval time.Duration
+	// versions returns the etcd members' versions (memberVersions).
+	versions func(ctx context.Context) ([]string, error)
+
+	// support is progressUnknown until the versions were read, then
+	// progressOn or progressOff for good.
+	support atomic.Int32
+	checkMu sync.Mutex
 
 	mu      sync.Mutex
 	waiters int
 	stop    chan struct{}
 }
 
+const (
+	progressUnknown int32 = iota
+	progressOn
+	progressOff
+)
+
 func newProgressRequester(c *clientv3.Client, clk clock.WithTicker, interval time.Duration) *progressRequester {
-	return &progressRequester{client: c, clock: clk, interval: interval}
+	return &progressRequester{client: c, clock: clk, interval: interval,
+		versions: func(ctx context.Context) ([]string, error) { return memberVersions(ctx, c) }}
 }
+
+// enabled says whether progress may be requested, reading the members'
+// versions the first time. A failed read answers no, and the next call
+// reads again.
+func (p *progressRequester) enabled(ctx context.Context) bool {
+	if s := p.support.Load(); s != progressUnknown {
+		return s == progressOn
+	}
+	p.checkMu.Lock()
+	defer p.checkMu.Unlock()
+	if s := p.support.Load(); s != progressUnknown {
+		return s == progressOn
+	}
+	versions, err := p.versions(ctx)
+	if err != nil {
+		slog.Warn("etcd: cannot tell whether watch progress may be requested; not requesting it yet", "err", err)
+		return false
+	}
+	ok := clusterAnswersProgress(versions)
+	logProgressDecision(versions, ok)
+	if ok {
+		p.support.Store(progressOn)
+	} else {
+		p.support.Store(progressOff)
+	}
+	return ok
+}
+
+// answered says whether a progress notification is one this store asked
+// of an etcd that answers correctly. Nothing is requested before the
+// versions are known, so an unknown support means the notification was
+// not asked for.
+func (p *progressRequester) answered() bool { return p.support.Load() == progressOn }
 
 // register counts a watch that wants bookmarks; the returned func undoes it.
 func (p *progressRequester) register() func() {
@@ -458,7 +516,9 @@ func (p *progressRequester) loop(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C():
-			p.request(ctx)
+			if p.enabled(ctx) {
+				p.request(ctx)
+			}
 		}
 	}
 }
@@ -477,6 +537,9 @@ func (p *progressRequester) request(ctx context.Context) {
 var errNoBookmarkWatch = errors.New("etcd3: no watch with bookmarks to request progress for")
 
 func (p *progressRequester) requestNow(ctx context.Context) error {
+	if !p.enabled(ctx) {
+		return ErrWatchProgressUnsupported
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.waiters == 0 {
@@ -494,11 +557,21 @@ func (p *progressRequester) requestNow(ctx context.Context) error {
 // does not answer while a watch of the stream is still catching up, so a
 // caller that waits for the answer asks again until it comes. A watch
 // cache that must reach a revision its resource has not been written at
-// uses it instead of waiting for the next periodic request.
+// uses it instead of waiting for the next periodic request. It answers
+// ErrWatchProgressUnsupported, and asks nothing, when an etcd member runs a
+// version whose answer cannot be trusted.
 func (s *store) RequestWatchProgress(ctx context.Context) error {
 	// The same metadata as the watches', so that the request reaches their
 	// gRPC stream.
 	return s.progress.requestNow(clientv3.WithRequireLeader(ctx))
+}
+
+// SupportsWatchProgress says whether RequestWatchProgress can be answered:
+// false when an etcd member runs a version whose answers cannot be trusted
+// (ErrWatchProgressUnsupported), so that a caller waiting for progress
+// does not wait for nothing.
+func (s *store) SupportsWatchProgress(ctx context.Context) bool {
+	return s.progress.enabled(ctx)
 }
 
 // encoded is a value etcd holds under key, as an encoded watch sends it.
