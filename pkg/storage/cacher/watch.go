@@ -20,6 +20,10 @@ import (
 // they are now, instead of at the next periodic bookmark: the etcd3 store.
 // A resource nobody writes only moves the cache's revision with them.
 type progressRequester interface {
+	// SupportsWatchProgress says whether a request can be answered at
+	// all: the etcd3 store sends none to an etcd version that answers
+	// wrongly.
+	SupportsWatchProgress(ctx context.Context) bool
 	RequestWatchProgress(ctx context.Context) error
 }
 
@@ -156,7 +160,10 @@ func (c *Cacher) waitFresh(ctx context.Context, need int64) bool {
 			defer bound.Stop()
 		}
 		if ready && retry == nil {
-			if !canAsk {
+			// Without progress only a write of this resource moves the
+			// cache: the storage serves a consistent read at once rather
+			// than after the freshness bound.
+			if !canAsk || !asker.SupportsWatchProgress(ctx) {
 				return false
 			}
 			// A failure is as a dropped request: the ticker retries.

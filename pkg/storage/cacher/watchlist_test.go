@@ -185,10 +185,18 @@ type deafSource struct {
 	requests atomic.Int32
 }
 
+func (d *deafSource) SupportsWatchProgress(context.Context) bool { return true }
+
 func (d *deafSource) RequestWatchProgress(context.Context) error {
 	d.requests.Add(1)
 	return nil
 }
+
+// oldEtcdSource is a source on an etcd whose answers to progress requests
+// cannot be trusted, so it sends none (etcd3.ErrWatchProgressUnsupported).
+type oldEtcdSource struct{ deafSource }
+
+func (o *oldEtcdSource) SupportsWatchProgress(context.Context) bool { return false }
 
 // TestInitialEventsFallBackToStorageWhenTheCacheCannotCatchUp: past the
 // freshness bound the storage serves the watch, with the same sequence;
@@ -217,6 +225,26 @@ func TestInitialEventsFallBackToStorageWhenTheCacheCannotCatchUp(t *testing.T) {
 		}
 		if got := watchCount(t, m, "cache"); got != 0 {
 			t.Errorf("watches counted from the cache: %v, want 0", got)
+		}
+	})
+	t.Run("an etcd that cannot answer progress", func(t *testing.T) {
+		src := &oldEtcdSource{deafSource{Interface: newStore(t, sharedClient)}}
+		c := startCacher(t, src, patient)
+		a := mustCreate(t, c, configMap("ns", "a", nil))
+		c.waitRev(t, rvOf(t, a))
+		o := mustCreate(t, newStore(t, sharedClient), configMap("ns", "o", nil))
+		// The cache is behind o and nothing would move it: the storage
+		// serves the watch at once instead of after the (hour-long) bound.
+		w := mustWatch(t, c, "/configmaps/", listOpts(o.ResourceVersion))
+		if cached(w) {
+			t.Fatal("served from a cache behind the requested revision")
+		}
+		if n := src.requests.Load(); n != 0 {
+			t.Fatalf("%d progress requests sent to an etcd that cannot answer them", n)
+		}
+		expect(t, w, descObj(watch.Added, a))
+		if got := expectInitialEventsEnd(t, w); got < rvOf(t, o) {
+			t.Fatalf("initial events end at %d, older than %s", got, o.ResourceVersion)
 		}
 	})
 	t.Run("no progress requests", func(t *testing.T) {
@@ -344,6 +372,10 @@ func TestWaitingWatchEndsWithItsContext(t *testing.T) {
 type refusingSource struct {
 	storage.Interface
 	refusals atomic.Int32
+}
+
+func (r *refusingSource) SupportsWatchProgress(ctx context.Context) bool {
+	return r.Interface.(progressRequester).SupportsWatchProgress(ctx)
 }
 
 func (r *refusingSource) RequestWatchProgress(ctx context.Context) error {
