@@ -119,6 +119,74 @@ func TestAPIServerOnExternalEtcd(t *testing.T) {
 	}
 }
 
+// TestWatchFromZeroHasTheBootstrapNamespaces: right after a fresh
+// apiserver on Debian's etcd is ready, a watch of namespaces from
+// resourceVersion 0 delivers every system namespace, and so does every
+// fresh start. etcd before 3.4.25 answered a progress request with its
+// current revision before a watch catching up had its events
+// (etcd-io/etcd#15220); when the apiserver asked anyway, the watch cache's
+// watch took the answer for a bookmark and skipped the first namespaces
+// written, and controllers never saw them.
+func TestWatchFromZeroHasTheBootstrapNamespaces(t *testing.T) {
+	etcdBin, err := exec.LookPath("etcd")
+	if err != nil {
+		t.Skip("the etcd binary is not installed (Debian package etcd-server; run `hack/deps.sh base`)")
+	}
+	system := []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+	const starts = 8
+	for i := range starts {
+		t.Run(fmt.Sprintf("start %d", i+1), func(t *testing.T) {
+			dir := t.TempDir()
+			cs := startAPIServer(t, dir, startEtcd(t, etcdBin, dir, false))
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			nss := cs.CoreV1().Namespaces()
+			w, err := nss.Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				t.Fatalf("watch: %v", err)
+			}
+			defer w.Stop()
+			// A namespace created after the watch started comes after
+			// everything created before it: once it is seen, every system
+			// namespace must have been.
+			marker, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-marker"}}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatalf("create the marker namespace: %v", err)
+			}
+			seen := map[string]bool{}
+			for !seen[marker.Name] {
+				select {
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						t.Fatalf("watch closed; saw %v", seen)
+					}
+					if ns, isNS := ev.Object.(*corev1.Namespace); isNS && ev.Type == watch.Added {
+						seen[ns.Name] = true
+					}
+				case <-ctx.Done():
+					t.Fatalf("no event for the marker namespace; saw %v", seen)
+				}
+			}
+			var missing []string
+			for _, name := range system {
+				if !seen[name] {
+					missing = append(missing, name)
+				}
+			}
+			if len(missing) > 0 {
+				list, err := nss.List(ctx, metav1.ListOptions{})
+				names := []string{}
+				if err == nil {
+					for _, ns := range list.Items {
+						names = append(names, ns.Name)
+					}
+				}
+				t.Fatalf("the watch from resourceVersion 0 missed %v (saw %v; a list has %v)", missing, seen, names)
+			}
+		})
+	}
+}
+
 type etcdServer struct {
 	clientConfig etcd.Config
 }
