@@ -150,9 +150,10 @@ func (p *Proxier) queue() {
 //
 // A sync follows a change; unprompted, the loop only rewrites the table
 // hourly, as upstream's nftables mode, and retries a failed sync after
-// SyncPeriod. Only a sync that wrote changes holds the next one back by
-// MinSyncPeriod: a change arriving right after an hourly rewrite or a retry
-// is not kept waiting for the burst that is not coming.
+// SyncPeriod. Only a sync that wrote some Services' changes holds the next
+// one back by MinSyncPeriod, to gather a burst: a change arriving right
+// after the first sync, an hourly rewrite, a retry or a sync that found
+// nothing to write is not kept waiting for a burst that is not coming.
 func (p *Proxier) Run(ctx context.Context) error {
 	defer p.factory.Shutdown()
 	if err := p.start(ctx); err != nil {
@@ -173,14 +174,14 @@ func (p *Proxier) Run(ctx context.Context) error {
 		case <-rewrite.C():
 			full = true
 		}
-		err := p.sync(ctx, full)
+		wrote, err := p.sync(ctx, full)
 		if err != nil {
 			slog.Error("sync failed; retrying", "err", err, "in", p.cfg.SyncPeriod)
 			retry = p.cfg.Clock.After(p.cfg.SyncPeriod)
 			continue
 		}
 		retry = nil
-		if full {
+		if !wrote {
 			continue
 		}
 		// Coalesce: changes arriving meanwhile wait for one sync after it.
@@ -203,10 +204,15 @@ func (p *Proxier) start(ctx context.Context) error {
 
 // Sync writes the table once from the informers' current state: only the
 // Services that changed, unless the table must be rewritten whole.
-func (p *Proxier) Sync(ctx context.Context) error { return p.sync(ctx, false) }
+func (p *Proxier) Sync(ctx context.Context) error {
+	_, err := p.sync(ctx, false)
+	return err
+}
 
 // sync is Sync; full rewrites the whole table even when nothing changed.
-func (p *Proxier) sync(ctx context.Context, full bool) (err error) {
+// It reports whether it wrote some Services' changes (a partial sync with
+// something to write).
+func (p *Proxier) sync(ctx context.Context, full bool) (wrote bool, err error) {
 	start := p.cfg.Clock.Now()
 	p.mu.Lock()
 	triggers := p.triggers
@@ -220,16 +226,16 @@ func (p *Proxier) sync(ctx context.Context, full bool) (err error) {
 
 	svcs, err := p.services.List(labels.Everything())
 	if err != nil {
-		return fmt.Errorf("list services: %w", err)
+		return false, fmt.Errorf("list services: %w", err)
 	}
 	eps, err := p.slices.List(labels.Everything())
 	if err != nil {
-		return fmt.Errorf("list endpointslices: %w", err)
+		return false, fmt.Errorf("list endpointslices: %w", err)
 	}
 	st := State{Services: svcs, Slices: eps}
 	if len(p.cfg.Rules.NodePortCIDRs) > 0 {
 		if st.NodeIPs, err = p.cfg.NodeIPs(); err != nil {
-			return fmt.Errorf("node addresses: %w", err)
+			return false, fmt.Errorf("node addresses: %w", err)
 		}
 	}
 	rs := Render(p.cfg.Rules, st)
@@ -240,7 +246,7 @@ func (p *Proxier) sync(ctx context.Context, full bool) (err error) {
 		if p.prev != nil {
 			existing = p.prev.names()
 		} else if existing, err = p.cfg.NFT.ListAll(ctx); err != nil && !knftables.IsNotFound(err) {
-			return fmt.Errorf("list table %s: %w", p.cfg.Table, err)
+			return false, fmt.Errorf("list table %s: %w", p.cfg.Table, err)
 		}
 		tx = p.cfg.NFT.NewTransaction()
 		rs.Transaction(tx, existing)
@@ -250,7 +256,7 @@ func (p *Proxier) sync(ctx context.Context, full bool) (err error) {
 		if err := p.cfg.NFT.Run(ctx, tx); err != nil {
 			// The kernel refused: list it again next time.
 			p.prev = nil
-			return fmt.Errorf("write table %s (%d operations): %w", p.cfg.Table, tx.NumOperations(), err)
+			return false, fmt.Errorf("write table %s (%d operations): %w", p.cfg.Table, tx.NumOperations(), err)
 		}
 	}
 	p.prev = rs
@@ -270,7 +276,7 @@ func (p *Proxier) sync(ctx context.Context, full bool) (err error) {
 	}
 	p.health.synced(now)
 	slog.Debug("synced", "full", full, "services", len(svcs), "endpointslices", len(eps), "operations", tx.NumOperations(), "took", now.Sub(start))
-	return nil
+	return !full && tx.NumOperations() > 0, nil
 }
 
 // requeueTriggers keeps the change times of a failed sync for the next.

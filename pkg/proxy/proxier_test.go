@@ -233,9 +233,9 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 // Changes that arrive while the loop waits out the minimum period after a
-// sync are written together by one sync; with no change, the table is still
-// rewritten hourly, and a change right after that rewrite is not held back
-// by the minimum period.
+// sync that wrote a change are written together by one sync; with no
+// change, the table is still rewritten hourly, and neither the first sync
+// nor that rewrite holds the next change back by the minimum period.
 func TestRunCoalescesAndResyncs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -255,33 +255,39 @@ func TestRunCoalescesAndResyncs(t *testing.T) {
 	syncs := func() uint64 {
 		return histogram(t, reg, "kubeproxy_sync_proxy_rules_duration_seconds").GetSampleCount()
 	}
-	// awaitSyncs moves the fake clock by step until the loop has synced n
-	// times in all (the loop may not be waiting on the clock yet).
-	awaitSyncs := func(n uint64, step time.Duration) {
+	// await waits, with the fake clock standing still, until the table
+	// holds want.
+	await := func(want, why string) {
 		t.Helper()
-		for syncs() < n {
+		for !strings.Contains(nft.Dump(), want) {
 			select {
 			case <-ctx.Done():
-				t.Fatalf("%d syncs, want %d", syncs(), n)
+				t.Fatalf("%s: the table never held %q:\n%s", why, want, nft.Dump())
 			case <-time.After(10 * time.Millisecond):
-				clk.Step(step)
 			}
 		}
 	}
-	for syncs() < 1 {
-		select {
-		case <-ctx.Done():
-			t.Fatal("no first sync")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-
-	for _, ip := range []string{"10.244.0.6", "10.244.0.7", "10.244.0.8"} {
+	update := func(ips ...string) {
+		t.Helper()
 		eps = eps.DeepCopy()
-		eps.Endpoints = append(eps.Endpoints, slice("web", "x", nil, readyEP(ip, testNode)).Endpoints...)
+		eps.Endpoints = slice("web", "x", nil, readyEP("10.244.0.5", testNode)).Endpoints
+		for _, ip := range ips {
+			eps.Endpoints = append(eps.Endpoints, slice("web", "x", nil, readyEP(ip, testNode)).Endpoints...)
+		}
 		if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, eps, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	await("10.96.0.20", "first sync")
+
+	// The first sync holds nothing back: the change after it is written
+	// with the clock standing still.
+	update("10.244.0.6")
+	await("numgen random mod 2", "a change after the first sync")
+	// That sync wrote a change: the next two wait out the minimum period,
+	// and one sync writes both.
+	for _, ips := range [][]string{{"10.244.0.6", "10.244.0.7"}, {"10.244.0.6", "10.244.0.7", "10.244.0.8"}} {
+		update(ips...)
 		n := len(eps.Endpoints)
 		waitFor(ctx, t, p, func() bool {
 			s, err := p.slices.EndpointSlices("ns").Get("web-abc")
@@ -289,42 +295,46 @@ func TestRunCoalescesAndResyncs(t *testing.T) {
 		})
 		p.queue() // waitFor took the loop's request; give it back
 	}
-	if got := syncs(); got != 1 {
-		t.Fatalf("%d syncs before the minimum period passed, want 1", got)
+	if dump := nft.Dump(); !strings.Contains(dump, "numgen random mod 2") {
+		t.Fatalf("a change was written before the minimum period passed:\n%s", dump)
 	}
-	awaitSyncs(2, minSync)
-	if dump := nft.Dump(); !strings.Contains(dump, "numgen random mod 4") {
-		t.Errorf("the second sync did not write all three changes:\n%s", dump)
-	}
-	// Nothing changed for the 30 s sync period: no sync (upstream's
-	// nftables mode syncs unprompted only hourly).
-	clk.Step(30 * time.Second)
-	time.Sleep(50 * time.Millisecond)
-	if got := syncs(); got != 2 {
-		t.Fatalf("%d syncs after 30 s without a change, want 2", got)
-	}
-	awaitSyncs(3, 30*time.Minute)
-	if got := histogram(t, reg, "kubeproxy_sync_full_proxy_rules_duration_seconds").GetSampleCount(); got != 2 {
-		t.Errorf("%d full syncs, want 2 (the first and the hourly one)", got)
-	}
-
-	// The clock stands still from here: a sync waiting on the minimum
-	// period would never come.
-	eps = eps.DeepCopy()
-	eps.Endpoints = eps.Endpoints[:1]
-	if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, eps, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for syncs() < 4 {
+	before := syncs()
+	// Stepped until written: the loop may not be waiting on the clock yet.
+	for !strings.Contains(nft.Dump(), "numgen random mod 4") {
 		select {
 		case <-ctx.Done():
-			t.Fatal("a change after the hourly rewrite waited for the minimum sync period")
+			t.Fatalf("changes after the minimum period never written:\n%s", nft.Dump())
 		case <-time.After(10 * time.Millisecond):
+			clk.Step(minSync)
 		}
 	}
-	if dump := nft.Dump(); strings.Contains(dump, "numgen random mod 4") {
-		t.Errorf("the sync after the hourly rewrite did not write the change:\n%s", dump)
+	if got := syncs(); got != before+1 {
+		t.Errorf("%d syncs for two changes after the minimum period, want 1", got-before)
 	}
+
+	// Nothing changed for the 30 s sync period: no sync (upstream's
+	// nftables mode syncs unprompted only hourly).
+	before = syncs()
+	clk.Step(30 * time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if got := syncs(); got != before {
+		t.Fatalf("%d syncs in 30 s without a change, want none", got-before)
+	}
+	fullSyncs := func() uint64 {
+		return histogram(t, reg, "kubeproxy_sync_full_proxy_rules_duration_seconds").GetSampleCount()
+	}
+	for fullSyncs() < 2 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("no hourly rewrite")
+		case <-time.After(10 * time.Millisecond):
+			clk.Step(10 * time.Minute)
+		}
+	}
+
+	// The hourly rewrite holds nothing back either.
+	update()
+	await("numgen random mod 1", "a change after the hourly rewrite")
 
 	cancel()
 	if err := <-runErr; err != nil {
