@@ -92,7 +92,8 @@ func NewProxier(cfg ProxierConfig) (*Proxier, error) {
 		notProxied = notProxied.Add(*r)
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = notProxied.String() }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = notProxied.String() }),
+		informers.WithTransform(slim))
 	p := &Proxier{
 		cfg:      cfg,
 		factory:  factory,

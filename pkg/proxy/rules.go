@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -88,27 +89,27 @@ type fragment struct {
 	maps     []*knftables.Map
 	rules    []*knftables.Rule
 	elements []*knftables.Element
-	text     string // everything above, to tell whether it changed
+	sum      [sha256.Size]byte // of everything above, to tell whether it changed
 }
 
 func (f *fragment) seal() {
-	var b strings.Builder
+	b := sha256.New()
 	for _, c := range f.chains {
-		fmt.Fprintf(&b, "chain %s\n", c.Name)
+		fmt.Fprintf(b, "chain %s\n", c.Name)
 	}
 	for _, s := range f.sets {
-		fmt.Fprintf(&b, "set %s %v\n", s.Name, s.Timeout)
+		fmt.Fprintf(b, "set %s %v\n", s.Name, s.Timeout)
 	}
 	for _, m := range f.maps {
-		fmt.Fprintf(&b, "map %s\n", m.Name)
+		fmt.Fprintf(b, "map %s\n", m.Name)
 	}
 	for _, r := range f.rules {
-		fmt.Fprintf(&b, "rule %s %s\n", r.Chain, r.Rule)
+		fmt.Fprintf(b, "rule %s %s\n", r.Chain, r.Rule)
 	}
 	for _, e := range f.elements {
-		fmt.Fprintf(&b, "element %s%s %v %v\n", e.Set, e.Map, e.Key, e.Value)
+		fmt.Fprintf(b, "element %s%s %v %v\n", e.Set, e.Map, e.Key, e.Value)
 	}
-	f.text = b.String()
+	b.Sum(f.sum[:0])
 }
 
 func (r *Ruleset) fragments() []*fragment {
@@ -491,17 +492,17 @@ func (f *fragment) add(tx *knftables.Transaction) {
 // when the skeleton changed; then only Transaction can bring the table
 // up to date.
 func (r *Ruleset) Update(tx *knftables.Transaction, prev *Ruleset) bool {
-	if r.base.text != prev.base.text {
+	if r.base.sum != prev.base.sum {
 		return false
 	}
 	var stale, fresh []*fragment
 	for _, k := range prev.order {
-		if f := r.services[k]; f == nil || f.text != prev.services[k].text {
+		if f := r.services[k]; f == nil || f.sum != prev.services[k].sum {
 			stale = append(stale, prev.services[k])
 		}
 	}
 	for _, k := range r.order {
-		if f := prev.services[k]; f == nil || f.text != r.services[k].text {
+		if f := prev.services[k]; f == nil || f.sum != r.services[k].sum {
 			fresh = append(fresh, r.services[k])
 		}
 	}
