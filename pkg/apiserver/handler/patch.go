@@ -223,7 +223,11 @@ func applyStrategic(p *parsedPatch, cur, into runtime.Object) (out runtime.Objec
 			out, err = nil, errPatchApply{fmt.Errorf("malformed patch: %v", v)}
 		}
 	}()
-	patched, err := strategicpatch.StrategicMergeMapPatch(curMap, p.smp, into)
+	// The merge consumes its patch (a list under $setElementOrder is
+	// deleted from it once merged), and an update applies the patch again
+	// on every attempt: a retry after a conflict, or after a dry run or a
+	// refusal met a cached object, would otherwise apply what is left.
+	patched, err := strategicpatch.StrategicMergeMapPatch(curMap, runtime.DeepCopyJSON(p.smp), into)
 	if err != nil {
 		return nil, errPatchApply{err}
 	}
