@@ -6,6 +6,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/kube-lite/kube-lite/pkg/api"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission/podsecurity"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/fieldmanager"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/handler"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/openapi"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
@@ -69,6 +71,7 @@ type Config struct {
 type Server struct {
 	handler  http.Handler
 	rest     *handler.Handler
+	openapi  *openapi.Builder
 	scheme   *api.Scheme
 	etcd     *clientv3.Client
 	registry *prometheus.Registry
@@ -158,7 +161,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.rest = handler.New(handler.Config{Scheme: scheme, Clock: cfg.Clock, Stores: stores, Admission: chain, Logs: cfg.Logs})
+	s.openapi = openapi.NewBuilder(cfg.Resources, scheme)
+	fields := newFieldManagers(s.openapi, cfg.Resources)
+	// Built beside the start of the server: the first write waits for
+	// it only if it comes sooner.
+	go func() {
+		if err := fields.Warm(); err != nil {
+			slog.ErrorContext(ctx, "managedFields and server-side apply are off", "err", err)
+		}
+	}()
+	s.rest = handler.New(handler.Config{Scheme: scheme, Clock: cfg.Clock, Stores: stores, Admission: chain, Logs: cfg.Logs, Fields: fields})
 	if cfg.Security != nil {
 		var err error
 		if s.security, err = newSecurity(ctx, s, cfg.Security, cfg.Clock); err != nil {
@@ -193,7 +205,7 @@ func (s *Server) router(ctx context.Context, resources []*registry.Resource, pro
 	m := newRequestMetrics(s.registry)
 	s.metrics = m
 	disc := newDiscovery(resources)
-	oa := openapi.NewBuilder(resources, s.scheme)
+	oa := s.openapi
 
 	r := chi.NewRouter()
 	r.Use(recoverPanics, withRequestInfo, newStackPool(ctx, defaultStackWorkers).middleware, m.middleware, s.authenticate, s.impersonate, s.authorize)
@@ -225,4 +237,19 @@ func (s *Server) router(ctx context.Context, resources []*registry.Resource, pro
 	r.Handle("/api/{version}/*", s.rest)
 	r.Handle("/apis/{group}/{version}/*", s.rest)
 	return r
+}
+
+// newFieldManagers keeps the managedFields of every served kind, over the
+// schemas the OpenAPI documents publish.
+func newFieldManagers(oa *openapi.Builder, resources []*registry.Resource) *fieldmanager.Managers {
+	kinds := make([]fieldmanager.Kind, 0, len(resources))
+	for _, res := range resources {
+		kinds = append(kinds, fieldmanager.Kind{
+			GVK:       res.GroupVersionKind(),
+			New:       res.New,
+			Default:   res.Strategy.Default,
+			HasStatus: res.Status != nil,
+		})
+	}
+	return fieldmanager.New(oa.Models, kinds)
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/fieldmanager"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/validation"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 )
@@ -95,38 +96,41 @@ func bodySummary(body []byte) string {
 // are handled (fieldValidation, Warn unless set). Bad values are a 422
 // naming the options kind, as upstream's
 // `CreateOptions.meta.k8s.io "" is invalid: ...`.
-func writeOptions(r *http.Request, mt string) (dry bool, fieldValidation string, err error) {
+func writeOptions(r *http.Request, mt string) (writeRequest, error) {
 	q := r.URL.Query()
 	var kind string
 	var dryRun []string
+	var wr writeRequest
 	var errs field.ErrorList
 	switch r.Method {
 	case http.MethodPost:
 		opts := &metav1.CreateOptions{}
 		if err := metav1.Convert_url_Values_To_v1_CreateOptions(&q, opts, nil); err != nil {
-			return false, "", apierrors.NewBadRequest(err.Error())
+			return wr, apierrors.NewBadRequest(err.Error())
 		}
-		kind, dryRun, fieldValidation, errs = "CreateOptions", opts.DryRun, opts.FieldValidation, metav1validation.ValidateCreateOptions(opts)
+		kind, dryRun, wr.fieldValidation, wr.fieldManager, errs = "CreateOptions", opts.DryRun, opts.FieldValidation, opts.FieldManager, metav1validation.ValidateCreateOptions(opts)
 	case http.MethodPatch:
 		opts := &metav1.PatchOptions{}
 		if err := metav1.Convert_url_Values_To_v1_PatchOptions(&q, opts, nil); err != nil {
-			return false, "", apierrors.NewBadRequest(err.Error())
+			return wr, apierrors.NewBadRequest(err.Error())
 		}
-		kind, dryRun, fieldValidation, errs = "PatchOptions", opts.DryRun, opts.FieldValidation, metav1validation.ValidatePatchOptions(opts, types.PatchType(mt))
+		kind, dryRun, wr.fieldValidation, wr.fieldManager, errs = "PatchOptions", opts.DryRun, opts.FieldValidation, opts.FieldManager, metav1validation.ValidatePatchOptions(opts, types.PatchType(mt))
+		wr.force = opts.Force != nil && *opts.Force
 	default:
 		opts := &metav1.UpdateOptions{}
 		if err := metav1.Convert_url_Values_To_v1_UpdateOptions(&q, opts, nil); err != nil {
-			return false, "", apierrors.NewBadRequest(err.Error())
+			return wr, apierrors.NewBadRequest(err.Error())
 		}
-		kind, dryRun, fieldValidation, errs = "UpdateOptions", opts.DryRun, opts.FieldValidation, metav1validation.ValidateUpdateOptions(opts)
+		kind, dryRun, wr.fieldValidation, wr.fieldManager, errs = "UpdateOptions", opts.DryRun, opts.FieldValidation, opts.FieldManager, metav1validation.ValidateUpdateOptions(opts)
 	}
 	if len(errs) > 0 {
-		return false, "", optionsInvalid(kind, errs)
+		return wr, optionsInvalid(kind, errs)
 	}
-	if fieldValidation == "" {
-		fieldValidation = metav1.FieldValidationWarn
+	if wr.fieldValidation == "" {
+		wr.fieldValidation = metav1.FieldValidationWarn
 	}
-	return len(dryRun) > 0, fieldValidation, nil
+	wr.dry = len(dryRun) > 0
+	return wr, nil
 }
 
 // optionsInvalid is upstream's 422 for bad request options.
@@ -200,6 +204,17 @@ type writeRequest struct {
 	mt              string
 	dry             bool
 	fieldValidation string
+	// fieldManager is the query's; manager() is the write's.
+	fieldManager string
+	// force is an apply's: it takes the fields it conflicts on.
+	force bool
+	// userAgent names the manager of a write that names none.
+	userAgent string
+}
+
+// manager is who the write's fields are recorded for.
+func (wr writeRequest) manager() string {
+	return fieldmanager.ManagerOrUserAgent(wr.fieldManager, wr.userAgent)
 }
 
 func readWrite(r *http.Request, accepted []string) (writeRequest, error) {
@@ -207,9 +222,10 @@ func readWrite(r *http.Request, accepted []string) (writeRequest, error) {
 	if err != nil {
 		return writeRequest{}, err
 	}
-	dry, fieldValidation, err := writeOptions(r, mt)
+	wr, err := writeOptions(r, mt)
 	if err != nil {
 		return writeRequest{}, err
 	}
-	return writeRequest{body: body, mt: mt, dry: dry, fieldValidation: fieldValidation}, nil
+	wr.body, wr.mt, wr.userAgent = body, mt, r.UserAgent()
+	return wr, nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kube-lite/kube-lite/pkg/api"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/fieldmanager"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 	"github.com/kube-lite/kube-lite/pkg/storage"
@@ -68,6 +69,9 @@ type Config struct {
 	Admission *admission.Chain
 	// Logs serves pods/log; nil answers 503.
 	Logs LogStreamer
+	// Fields keeps managedFields and serves server-side apply; nil keeps
+	// none and refuses apply.
+	Fields *fieldmanager.Managers
 	// Rand returns a random number in [0,n); it picks the characters of
 	// generated names (tests force collisions with it). Nil uses
 	// math/rand/v2.
@@ -80,6 +84,7 @@ type Handler struct {
 	clock     clock.Clock
 	admission *admission.Chain
 	logs      LogStreamer
+	fields    *fieldmanager.Managers
 	rand      func(n int) int
 	stores    map[gvr]*Store
 	byGR      map[schema.GroupResource]*Store
@@ -106,6 +111,7 @@ func New(cfg Config) *Handler {
 		clock:     cfg.Clock,
 		admission: cfg.Admission,
 		logs:      cfg.Logs,
+		fields:    cfg.Fields,
 		rand:      cfg.Rand,
 		stores:    make(map[gvr]*Store, len(cfg.Stores)),
 		byGR:      make(map[schema.GroupResource]*Store, len(cfg.Stores)),

@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
@@ -200,12 +199,16 @@ func versionOr(v string) string {
 
 const protobufType = "application/vnd.kubernetes.protobuf"
 
+// applyPatchType is server-side apply's body: the applier's configuration,
+// in YAML (or JSON, which is YAML).
+const applyPatchType = "application/apply-patch+yaml"
+
 // The media types a body may come in, listed as upstream lists them when it
 // refuses another: objects (and DeleteOptions) in the serializations served,
-// patches in the patch types (server-side apply has its own message).
+// patches in the patch types, server-side apply's included.
 var (
 	objectTypes = []string{"application/json", "application/yaml", protobufType}
-	patchTypes  = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+	patchTypes  = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", applyPatchType}
 )
 
 // maxBodyBytes is the largest request body accepted (upstream's limit is 3 MiB).
@@ -225,11 +228,6 @@ func readBody(r *http.Request, accepted []string) ([]byte, string, error) {
 	switch mt {
 	case "application/x-yaml", "text/yaml":
 		mt = "application/yaml"
-	case "application/apply-patch+yaml":
-		if slices.Equal(accepted, patchTypes) {
-			return nil, "", apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", schema.GroupResource{}, "",
-				"server-side apply is not supported by kube-lite; use client-side `kubectl apply`", 0, false)
-		}
 	}
 	if !slices.Contains(accepted, mt) {
 		return nil, "", unsupportedMediaType(accepted)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/admission"
+	"github.com/kube-lite/kube-lite/pkg/apiserver/fieldmanager"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/request"
 	"github.com/kube-lite/kube-lite/pkg/storage"
@@ -65,11 +66,12 @@ func admissionOptions(r *http.Request, op admission.Operation) runtime.Object {
 
 func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns string) {
 	ctx := r.Context()
-	obj, dry, err := h.readObject(w, r, st)
+	obj, wr, err := h.readObject(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	dry := wr.dry
 	m := metaOf(obj)
 	if st.Namespaced {
 		if m.GetNamespace() == "" {
@@ -90,6 +92,8 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, st *Store, ns s
 		m.SetName(h.generateName(m.GetGenerateName()))
 	}
 	h.initCreated(m)
+	obj = h.trackCreate(st, obj, wr.manager())
+	m = metaOf(obj)
 
 	a := h.attrs(r, st, admission.Create, "", ns, m.GetName(), obj, nil, dry)
 	if err := h.admission.Mutate(ctx, a); err != nil {
@@ -131,16 +135,39 @@ func (h *Handler) initCreated(m metav1.Object) {
 	m.SetCreationTimestamp(metav1.NewTime(h.clock.Now()))
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetManagedFields(nil)
 	m.SetSelfLink("")
+}
+
+// trackCreate records a created object's fields as its creator's, once
+// per create, before admission as upstream does (webhooks then see them).
+// managedFields a client sends are kept when they decode, as upstream's.
+func (h *Handler) trackCreate(st *Store, obj runtime.Object, manager string) runtime.Object {
+	if h.fields == nil {
+		metaOf(obj).SetManagedFields(nil)
+		return obj
+	}
+	return h.fields.Update(st.GroupVersionKind(), fieldmanager.Main, st.New(), obj, manager)
+}
+
+// fieldEndpoint is the field manager of an update endpoint.
+func fieldEndpoint(ep endpoint) fieldmanager.Endpoint {
+	switch ep {
+	case statusEndpoint:
+		return fieldmanager.Status
+	case finalizeEndpoint:
+		return fieldmanager.Finalize
+	}
+	return fieldmanager.Main
 }
 
 // createOnUpdate creates the object a PUT names, for a resource that
 // allows it, once the update found nothing stored under that name; it
 // reports whether it answered. A create that loses a race to another one
 // leaves the answer to the update.
-func (h *Handler) createOnUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, obj runtime.Object, dry bool) bool {
+// An apply's object comes with its managedFields already.
+func (h *Handler) createOnUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, obj runtime.Object, wr writeRequest, applied bool) bool {
 	ctx := r.Context()
+	dry := wr.dry
 	obj = obj.DeepCopyObject()
 	m := metaOf(obj)
 	if st.Namespaced {
@@ -149,6 +176,10 @@ func (h *Handler) createOnUpdate(w http.ResponseWriter, r *http.Request, st *Sto
 	// Upstream creates even when the body names a resourceVersion.
 	m.SetResourceVersion("")
 	h.initCreated(m)
+	if !applied {
+		obj = h.trackCreate(st, obj, wr.manager())
+		m = metaOf(obj)
+	}
 	a := h.attrs(r, st, admission.Create, "", ns, name, obj, nil, dry)
 	if err := h.admission.Mutate(ctx, a); err != nil {
 		writeError(w, r, err)
@@ -233,7 +264,7 @@ func (h *Handler) generateName(prefix string) string {
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint) {
-	obj, dry, err := h.readObject(w, r, st)
+	obj, wr, err := h.readObject(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -249,41 +280,37 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, st *Store, ns, 
 		pre = &storage.Preconditions{UID: &uid}
 	}
 	next := func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
-	out, dryRan, err := h.storeUpdate(r, st, ns, name, ep, dry, pre, next)
+	out, dryRan, err := h.storeUpdate(r, st, ns, name, ep, wr, pre, next)
 	// The update itself finds the name free, so a PUT of an existing
 	// object (a lease renewal) costs no read to see whether to create.
 	if errors.Is(err, storage.ErrKeyNotFound) && ep == mainEndpoint && st.AllowCreateOnUpdate {
-		if h.createOnUpdate(w, r, st, ns, name, obj, dry) {
+		if h.createOnUpdate(w, r, st, ns, name, obj, wr, false) {
 			return
 		}
-		out, dryRan, err = h.storeUpdate(r, st, ns, name, ep, dry, pre, next)
+		out, dryRan, err = h.storeUpdate(r, st, ns, name, ep, wr, pre, next)
 	}
 	h.answerUpdate(w, r, st, ns, name, out, dryRan, err)
 }
 
-// readObject reads dryRun and decodes the body of a create or update.
-func (h *Handler) readObject(w http.ResponseWriter, r *http.Request, st *Store) (runtime.Object, bool, error) {
+// readObject reads the options and decodes the body of a create or update.
+func (h *Handler) readObject(r *http.Request, st *Store) (runtime.Object, writeRequest, error) {
 	wr, err := readWrite(r, objectTypes)
 	if err != nil {
-		return nil, false, err
+		return nil, wr, err
 	}
 	obj, err := h.decodeObject(r, st, wr.body, wr.mt, wr.fieldValidation)
-	return obj, wr.dry, err
+	return obj, wr, err
 }
 
-// guaranteedUpdate applies an update computed from the current object by
-// next, runs the resource's rules and admission, writes the result and
-// answers.
-func (h *Handler) guaranteedUpdate(w http.ResponseWriter, r *http.Request, st *Store, ns, name string, ep endpoint, dry bool,
-	pre *storage.Preconditions, next func(cur runtime.Object) (runtime.Object, error)) {
-	out, dryRan, err := h.storeUpdate(r, st, ns, name, ep, dry, pre, next)
-	h.answerUpdate(w, r, st, ns, name, out, dryRan, err)
-}
-
-// storeUpdate is guaranteedUpdate's write: it returns the object as
-// stored, or as it would be when dryRan, or storage's own error.
-func (h *Handler) storeUpdate(r *http.Request, st *Store, ns, name string, ep endpoint, dry bool,
+// storeUpdate applies an update computed from the current object by next,
+// records it in managedFields as wr's manager's Update (an apply's next
+// records its own), runs the resource's rules and admission and writes
+// the result. It returns the object as stored, or as it would be when
+// dryRan, or storage's own error.
+func (h *Handler) storeUpdate(r *http.Request, st *Store, ns, name string, ep endpoint, wr writeRequest,
 	pre *storage.Preconditions, next func(cur runtime.Object) (runtime.Object, error)) (out runtime.Object, dryRan bool, err error) {
+	dry := wr.dry
+	applied := wr.mt == applyPatchType
 	out = st.New()
 	// What an attempt claimed is settled with the write; an attempt that
 	// lost a race frees its claims before the next one.
@@ -295,9 +322,13 @@ func (h *Handler) storeUpdate(r *http.Request, st *Store, ns, name string, ep en
 		if err != nil {
 			return nil, err
 		}
+		if !applied {
+			obj = h.trackUpdate(st, ep, cur, obj, wr.manager())
+		}
 		if alloc, err = h.prepareUpdate(r, st, ep, obj, cur, dry); err != nil {
 			return nil, err
 		}
+		keepManagedFieldsTimes(obj, cur)
 		if dry {
 			return nil, errDryRun{obj}
 		}
@@ -424,8 +455,12 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		writeError(w, r, err)
 		return
 	}
+	if wr.mt == applyPatchType {
+		h.apply(w, r, st, ns, name, ep, wr)
+		return
+	}
 	p := parsePatch(wr.mt, wr.body, wr.fieldValidation)
-	h.guaranteedUpdate(w, r, st, ns, name, ep, wr.dry, nil, func(cur runtime.Object) (runtime.Object, error) {
+	out, dryRan, err := h.storeUpdate(r, st, ns, name, ep, wr, nil, func(cur runtime.Object) (runtime.Object, error) {
 		obj, err := h.applyParsedPatch(r, st, name, p, cur)
 		if err != nil {
 			return nil, err
@@ -437,6 +472,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 		}
 		return obj, nil
 	})
+	h.answerUpdate(w, r, st, ns, name, out, dryRan, err)
 }
 
 // checkURLName refuses an object whose name or namespace is not the URL's.
