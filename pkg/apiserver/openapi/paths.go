@@ -69,12 +69,18 @@ const (
 	mediaJSONPatch           = "application/json-patch+json"
 	mediaMergePatch          = "application/merge-patch+json"
 	mediaStrategicMergePatch = "application/strategic-merge-patch+json"
+	mediaApplyPatch          = "application/apply-patch+yaml"
 )
 
-// patchMediaTypes are the patch formats the server takes. Server-side apply
-// (application/apply-patch+yaml) is not among them, so it is not declared.
+// patchMediaTypes are the patch formats the server takes, server-side
+// apply's first, in upstream's order.
 func patchMediaTypes() []string {
-	return []string{mediaJSONPatch, mediaMergePatch, mediaStrategicMergePatch}
+	return []string{mediaApplyPatch, mediaJSONPatch, mediaMergePatch, mediaStrategicMergePatch}
+}
+
+// patchParams are a PATCH's query parameters: a write's and apply's force.
+func patchParams() []queryParam {
+	return append(writeParams(), queryParam{"force", "boolean", "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people. Force flag must be unset for non-apply patch requests."})
 }
 
 // queryParam describes one query parameter; the descriptions are upstream's,
@@ -325,7 +331,7 @@ func (o *opBuilder) readWrite(id func(verb, suffix string) string, suffix string
 	o.withBody(item.Put, t, "*/*")
 	item.Patch = o.newOp(id("patch", suffix), "patch", gvk, t, "200", "201")
 	item.Patch.Description = "partially update the specified " + what
-	item.Patch.Parameters = o.query(writeParams()...)
+	item.Patch.Parameters = o.query(patchParams()...)
 	o.withBody(item.Patch, reflect.TypeFor[metav1.Patch](), patchMediaTypes()...)
 	return item
 }
@@ -377,7 +383,7 @@ func (o *opBuilder) extraSubresource(b *Builder, id func(verb, suffix string) st
 		case "patch":
 			item.Patch = o.newOp(id("patch", suffix), "patch", gvk, t, "200", "201")
 			item.Patch.Description = "partially update " + sr.Name + " of the specified " + o.r.Kind
-			item.Patch.Parameters = o.query(writeParams()...)
+			item.Patch.Parameters = o.query(patchParams()...)
 			o.withBody(item.Patch, reflect.TypeFor[metav1.Patch](), patchMediaTypes()...)
 		}
 	}

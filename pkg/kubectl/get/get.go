@@ -67,8 +67,8 @@ type Options struct {
 	// ServerPrint asks the server for its Table; without it, only
 	// names and ages are shown.
 	ServerPrint bool
-	// ShowManagedFields is accepted as kubectl's; this server records
-	// no managed fields, so there are none to hide.
+	// ShowManagedFields keeps metadata.managedFields in JSON and YAML
+	// output, which hides them otherwise, as kubectl does.
 	ShowManagedFields bool
 	// Subresource gets each named object's subresource (status, scale)
 	// in place of the object.
@@ -290,6 +290,7 @@ func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
 	}
 	pf := genericclioptions.NewPrintFlags("")
 	pf.OutputFormat = &o.Output
+	pf.JSONYamlPrintFlags.ShowManagedFields = o.ShowManagedFields
 	// The go-template and jsonpath flags share this one argument.
 	*pf.TemplatePrinterFlags.TemplateArgument = o.Template
 	*pf.TemplatePrinterFlags.AllowMissingKeys = o.AllowMissingKeys
