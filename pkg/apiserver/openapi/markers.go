@@ -13,6 +13,9 @@ type fieldMarkers struct {
 	required    bool
 	listType    string
 	listMapKeys []string
+	// mapType is "atomic" for a map or struct field owned and replaced as
+	// a whole (+mapType, +structType).
+	mapType string
 }
 
 // isRequired applies upstream's rule: +required wins, then +optional, then

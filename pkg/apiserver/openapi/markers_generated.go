@@ -254,6 +254,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
 	case "io.k8s.api.apps.v1beta2.ReplicaSetStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.apps.v1beta2.ScaleStatus.selector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.apps.v1beta2.StatefulSetOrdinals.start":
 		return fieldMarkers{optional: true}, true
 	case "io.k8s.api.apps.v1beta2.StatefulSetSpec.serviceName":
@@ -544,10 +546,14 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.PersistentVolumeClaimStatus.accessModes":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.PersistentVolumeClaimStatus.allocatedResourceStatuses":
+		return fieldMarkers{mapType: "granular"}, true
 	case "io.k8s.api.core.v1.PersistentVolumeClaimStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
 	case "io.k8s.api.core.v1.PersistentVolumeSpec.accessModes":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.PersistentVolumeSpec.claimRef":
+		return fieldMarkers{mapType: "granular"}, true
 	case "io.k8s.api.core.v1.PersistentVolumeSpec.mountOptions":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.PodAffinity.preferredDuringSchedulingIgnoredDuringExecution":
@@ -594,6 +600,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "map", listMapKeys: []string{"name"}}, true
 	case "io.k8s.api.core.v1.PodSpec.initContainers":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"name"}}, true
+	case "io.k8s.api.core.v1.PodSpec.nodeSelector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.core.v1.PodSpec.readinessGates":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.PodSpec.resourceClaims":
@@ -628,6 +636,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.RBDVolumeSource.monitors":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.ReplicationControllerSpec.selector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.core.v1.ReplicationControllerStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
 	case "io.k8s.api.core.v1.ResourceQuotaSpec.scopes":
@@ -658,6 +668,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.ServiceSpec.ports":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"port", "protocol"}}, true
+	case "io.k8s.api.core.v1.ServiceSpec.selector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.core.v1.ServiceStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
 	case "io.k8s.api.core.v1.TopologySelectorLabelRequirement.values":
@@ -724,6 +736,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.extensions.v1beta1.ReplicaSetStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.extensions.v1beta1.ScaleStatus.selector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.flowcontrol.v1.FlowSchemaSpec.matchingPrecedence":
 		return fieldMarkers{optional: true}, true
 	case "io.k8s.api.flowcontrol.v1.FlowSchemaSpec.rules":
@@ -934,10 +948,16 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.networking.v1beta1.ServiceCIDRStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.node.v1.Scheduling.nodeSelector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.node.v1.Scheduling.tolerations":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.node.v1alpha1.Scheduling.nodeSelector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.node.v1alpha1.Scheduling.tolerations":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.node.v1beta1.Scheduling.nodeSelector":
+		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.node.v1beta1.Scheduling.tolerations":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.policy.v1.PodDisruptionBudgetStatus.conditions":
@@ -1547,6 +1567,51 @@ func enumValues(definition string) []string {
 		return []string{"Immediate", "WaitForFirstConsumer"}
 	}
 	return nil
+}
+
+// atomicType reports whether a definition is marked +structType=atomic or
+// +mapType=atomic: it is owned and replaced as a whole.
+func atomicType(definition string) bool {
+	switch definition {
+	case "io.k8s.api.admissionregistration.v1.MatchResources",
+		"io.k8s.api.admissionregistration.v1.NamedRuleWithOperations",
+		"io.k8s.api.admissionregistration.v1.ParamKind",
+		"io.k8s.api.admissionregistration.v1.ParamRef",
+		"io.k8s.api.admissionregistration.v1.Variable",
+		"io.k8s.api.admissionregistration.v1alpha1.MatchResources",
+		"io.k8s.api.admissionregistration.v1alpha1.NamedRuleWithOperations",
+		"io.k8s.api.admissionregistration.v1alpha1.ParamKind",
+		"io.k8s.api.admissionregistration.v1alpha1.ParamRef",
+		"io.k8s.api.admissionregistration.v1beta1.MatchResources",
+		"io.k8s.api.admissionregistration.v1beta1.NamedRuleWithOperations",
+		"io.k8s.api.admissionregistration.v1beta1.ParamKind",
+		"io.k8s.api.admissionregistration.v1beta1.ParamRef",
+		"io.k8s.api.admissionregistration.v1beta1.Variable",
+		"io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
+		"io.k8s.api.core.v1.ConfigMapKeySelector",
+		"io.k8s.api.core.v1.EndpointAddress",
+		"io.k8s.api.core.v1.EndpointPort",
+		"io.k8s.api.core.v1.FileKeySelector",
+		"io.k8s.api.core.v1.LocalObjectReference",
+		"io.k8s.api.core.v1.NodeSelector",
+		"io.k8s.api.core.v1.NodeSelectorTerm",
+		"io.k8s.api.core.v1.ObjectFieldSelector",
+		"io.k8s.api.core.v1.ObjectReference",
+		"io.k8s.api.core.v1.ResourceFieldSelector",
+		"io.k8s.api.core.v1.ScopeSelector",
+		"io.k8s.api.core.v1.SecretKeySelector",
+		"io.k8s.api.core.v1.SecretReference",
+		"io.k8s.api.core.v1.TopologySelectorTerm",
+		"io.k8s.api.core.v1.TypedLocalObjectReference",
+		"io.k8s.api.discovery.v1.EndpointPort",
+		"io.k8s.api.networking.v1.ServiceBackendPort",
+		"io.k8s.api.rbac.v1.RoleRef",
+		"io.k8s.api.rbac.v1.Subject",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference":
+		return true
+	}
+	return false
 }
 
 // typeDoc returns the description of a special type without SwaggerDoc.

@@ -28,6 +28,7 @@ type jsonSchema struct {
 	PatchStrategy string     `json:"x-kubernetes-patch-strategy,omitempty"`
 	ListType      string     `json:"x-kubernetes-list-type,omitempty"`
 	ListMapKeys   []string   `json:"x-kubernetes-list-map-keys,omitempty"`
+	MapType       string     `json:"x-kubernetes-map-type,omitempty"`
 	GVK           []gvkValue `json:"x-kubernetes-group-version-kind,omitempty"`
 }
 
@@ -164,6 +165,9 @@ func (g *schemaGen) namedSchema(t reflect.Type) *jsonSchema {
 		return s
 	}
 	s := &jsonSchema{Description: docs[""], Type: "object", Properties: map[string]*jsonSchema{}}
+	if atomicType(definitionName(t)) {
+		s.MapType = "atomic"
+	}
 	g.addFields(s, t, docs)
 	if len(s.Properties) == 0 {
 		s.Properties = nil
@@ -206,7 +210,7 @@ func (g *schemaGen) addFields(s *jsonSchema, t reflect.Type, docs map[string]str
 			p.PatchMergeKey = mk
 		}
 		markers, _ := commentMarkers(definitionName(t) + "." + name)
-		p.ListType, p.ListMapKeys = markers.listType, markers.listMapKeys
+		p.ListType, p.ListMapKeys, p.MapType = markers.listType, markers.listMapKeys, markers.mapType
 		s.Properties[name] = p
 		if isRequired(markers, opts) {
 			s.Required = append(s.Required, name)

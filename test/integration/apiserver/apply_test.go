@@ -163,6 +163,8 @@ func TestServerSideApplyDocumentedBehaviour(t *testing.T) {
 					t.Fatalf("created: %s", toJSON(d.Spec))
 				}
 				ownedBy(t, d, "one", "Apply", `"k:{\"name\":\"a\"}"`)
+				// A label selector is atomic (+structType=atomic): owned whole.
+				ownedBy(t, d, "one", "Apply", `"f:selector":{}`)
 			}},
 			{manager: "two", apply: deploymentApply(`{"containers":[{"name":"sidecar","image":"kube-lite.local/busybox:2"}]}`), check: func(t *testing.T, d *appsv1.Deployment) {
 				if c := d.Spec.Template.Spec.Containers; len(c) != 2 || c[0].Name != "a" || c[1].Name != "sidecar" {

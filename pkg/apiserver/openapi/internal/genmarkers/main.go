@@ -1,6 +1,7 @@
 // Command genmarkers writes the tables of what upstream's openapi-gen reads
 // from comments in k8s.io/api and that reflection cannot see: field markers
-// (+optional, +required, +listType, +listMapKey), the values of +enum types,
+// (+optional, +required, +listType, +listMapKey, +mapType, +structType), the
+// types marked atomic (+structType=atomic, +mapType=atomic), the values of +enum types,
 // and the descriptions of apimachinery's special types, which have no
 // SwaggerDoc method. Run it through `go generate` in pkg/apiserver/openapi
 // after bumping k8s.io/api.
@@ -28,6 +29,7 @@ import (
 type scan struct {
 	fields    map[string]marker   // definition.jsonName
 	enumTypes map[string]bool     // definitions marked +enum
+	atomic    map[string]bool     // definitions marked +structType=atomic or +mapType=atomic
 	consts    map[string][]string // definition → string constants of that type
 	typeDocs  map[string]string   // definition → doc, for docTypes only
 }
@@ -50,6 +52,8 @@ type marker struct {
 	optional, required bool
 	listType           string
 	listMapKeys        []string
+	// mapType is a map or struct field's +mapType or +structType.
+	mapType string
 }
 
 func main() {
@@ -88,7 +92,7 @@ func run(out string) error {
 		pkgs["k8s.io/api/"+filepath.ToSlash(rel)] = dir
 	}
 
-	sc := &scan{fields: map[string]marker{}, enumTypes: map[string]bool{}, consts: map[string][]string{}, typeDocs: map[string]string{}}
+	sc := &scan{fields: map[string]marker{}, enumTypes: map[string]bool{}, atomic: map[string]bool{}, consts: map[string][]string{}, typeDocs: map[string]string{}}
 	for importPath, dir := range pkgs {
 		if err := sc.scanPackage(importPath, dir); err != nil {
 			return err
@@ -162,8 +166,11 @@ func (sc *scan) scanType(prefix string, gd *ast.GenDecl, ts *ast.TypeSpec) {
 	}
 	if doc != nil {
 		for _, c := range doc.List {
-			if strings.TrimSpace(strings.TrimPrefix(c.Text, "//")) == "+enum" {
+			switch strings.TrimSpace(strings.TrimPrefix(c.Text, "//")) {
+			case "+enum":
 				sc.enumTypes[name] = true
+			case "+structType=atomic", "+mapType=atomic":
+				sc.atomic[name] = true
 			}
 		}
 		if docTypes()[name] {
@@ -246,6 +253,10 @@ func scanField(typeName string, field *ast.Field, entries map[string]marker) {
 			m.listType = strings.TrimPrefix(line, "+listType=")
 		case strings.HasPrefix(line, "+listMapKey="):
 			m.listMapKeys = append(m.listMapKeys, strings.TrimPrefix(line, "+listMapKey="))
+		case strings.HasPrefix(line, "+mapType="):
+			m.mapType = strings.TrimPrefix(line, "+mapType=")
+		case strings.HasPrefix(line, "+structType="):
+			m.mapType = strings.TrimPrefix(line, "+structType=")
 		}
 	}
 	omitempty := strings.Contains(opts, "omitempty")
@@ -255,7 +266,7 @@ func scanField(typeName string, field *ast.Field, entries map[string]marker) {
 	} else {
 		m.required = false
 	}
-	if !m.optional && !m.required && m.listType == "" && m.listMapKeys == nil {
+	if !m.optional && !m.required && m.listType == "" && m.listMapKeys == nil && m.mapType == "" {
 		return
 	}
 	entries[typeName+"."+name] = m
@@ -282,6 +293,9 @@ func (sc *scan) write(out string) error {
 		if len(m.listMapKeys) > 0 {
 			parts = append(parts, fmt.Sprintf("listMapKeys: %#v", m.listMapKeys))
 		}
+		if m.mapType != "" {
+			parts = append(parts, fmt.Sprintf("mapType: %q", m.mapType))
+		}
 		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn fieldMarkers{%s}, true\n", k, strings.Join(parts, ", "))
 	}
 	b.WriteString("\t}\n\treturn fieldMarkers{}, false\n}\n\n")
@@ -295,6 +309,13 @@ func (sc *scan) write(out string) error {
 		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn %#v\n", k, sc.consts[k])
 	}
 	b.WriteString("\t}\n\treturn nil\n}\n\n")
+
+	b.WriteString("// atomicType reports whether a definition is marked +structType=atomic or\n// +mapType=atomic: it is owned and replaced as a whole.\n")
+	b.WriteString("func atomicType(definition string) bool {\n\tswitch definition {\n")
+	if keys := sortedKeys(sc.atomic); len(keys) > 0 {
+		fmt.Fprintf(&b, "\tcase %s:\n\t\treturn true\n", quoteAll(keys))
+	}
+	b.WriteString("\t}\n\treturn false\n}\n\n")
 
 	b.WriteString("// typeDoc returns the description of a special type without SwaggerDoc.\n")
 	b.WriteString("func typeDoc(definition string) string {\n\tswitch definition {\n")
@@ -317,4 +338,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func quoteAll(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	return strings.Join(q, ",\n\t\t")
 }

@@ -36,7 +36,13 @@ type Thing struct {
 	Plain string ` + "`json:\"plain,omitempty\"`" + `
 	// +optional
 	Opt string ` + "`json:\"opt,omitempty\"`" + `
+	// +mapType=atomic
+	Selector map[string]string ` + "`json:\"selector,omitempty\"`" + `
 }
+
+// Ref is owned as a whole.
+// +structType=atomic
+type Ref struct{}
 `
 
 func TestScanPackage(t *testing.T) {
@@ -44,7 +50,7 @@ func TestScanPackage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "types.go"), []byte(source), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc := &scan{fields: map[string]marker{}, enumTypes: map[string]bool{}, consts: map[string][]string{}, typeDocs: map[string]string{}}
+	sc := &scan{fields: map[string]marker{}, enumTypes: map[string]bool{}, atomic: map[string]bool{}, consts: map[string][]string{}, typeDocs: map[string]string{}}
 	if err := sc.scanPackage("k8s.io/api/example/v1", dir); err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +59,13 @@ func TestScanPackage(t *testing.T) {
 		got  any
 		want string
 	}{
-		{"optional without omitempty", sc.fields["io.k8s.api.example.v1.Thing.name"], "{optional:true required:false listType: listMapKeys:[]}"},
-		{"required with omitempty", sc.fields["io.k8s.api.example.v1.Thing.spec"], "{optional:false required:true listType: listMapKeys:[]}"},
-		{"list map", sc.fields["io.k8s.api.example.v1.Thing.ports"], "{optional:false required:false listType:map listMapKeys:[port protocol]}"},
-		{"nothing to add", len(sc.fields), "3"},
+		{"optional without omitempty", sc.fields["io.k8s.api.example.v1.Thing.name"], "{optional:true required:false listType: listMapKeys:[] mapType:}"},
+		{"required with omitempty", sc.fields["io.k8s.api.example.v1.Thing.spec"], "{optional:false required:true listType: listMapKeys:[] mapType:}"},
+		{"list map", sc.fields["io.k8s.api.example.v1.Thing.ports"], "{optional:false required:false listType:map listMapKeys:[port protocol] mapType:}"},
+		{"atomic map field", sc.fields["io.k8s.api.example.v1.Thing.selector"], "{optional:false required:false listType: listMapKeys:[] mapType:atomic}"},
+		{"nothing to add", len(sc.fields), "4"},
+		{"atomic struct type", sc.atomic["io.k8s.api.example.v1.Ref"], "true"},
+		{"granular struct type", sc.atomic["io.k8s.api.example.v1.Thing"], "false"},
 		{"enum type", sc.enumTypes["io.k8s.api.example.v1.Policy"], "true"},
 		{"enum values", sc.consts["io.k8s.api.example.v1.Policy"], "[Always Never]"},
 	}
@@ -73,7 +82,7 @@ func TestDescription(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "time.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc := &scan{fields: map[string]marker{}, enumTypes: map[string]bool{}, consts: map[string][]string{}, typeDocs: map[string]string{}}
+	sc := &scan{fields: map[string]marker{}, enumTypes: map[string]bool{}, atomic: map[string]bool{}, consts: map[string][]string{}, typeDocs: map[string]string{}}
 	if err := sc.scanPackage("k8s.io/apimachinery/pkg/apis/meta/v1", dir); err != nil {
 		t.Fatal(err)
 	}
