@@ -249,6 +249,7 @@ func newFieldManagers(oa *openapi.Builder, resources []*registry.Resource) *fiel
 			New:       res.New,
 			Default:   res.Strategy.Default,
 			HasStatus: res.Status != nil,
+			HasScale:  res.Scale != nil,
 		})
 	}
 	return fieldmanager.New(oa.Models, kinds)

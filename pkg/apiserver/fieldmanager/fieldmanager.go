@@ -31,6 +31,9 @@ type Kind struct {
 	// HasStatus says the kind has a status subresource: the main resource
 	// then owns no status field and the status subresource only status.
 	HasStatus bool
+	// HasScale says the kind has a scale subresource, whose writes own
+	// the kind's spec.replicas.
+	HasScale bool
 }
 
 // Endpoint is the part of an object a write goes through; each has a
@@ -43,6 +46,9 @@ const (
 	Main     Endpoint = ""
 	Status   Endpoint = "status"
 	Finalize Endpoint = "finalize"
+	// Scale's entries are the parent's, as upstream records them: a
+	// manager of the scale subresource owns spec.replicas.
+	Scale Endpoint = "scale"
 )
 
 // Managers holds a field manager per kind and endpoint, built on first use
@@ -97,6 +103,9 @@ func (m *Managers) build() {
 		}
 		if k.GVK.Group == "" && k.GVK.Kind == "Namespace" {
 			eps = append(eps, Finalize)
+		}
+		if k.HasScale {
+			eps = append(eps, Scale)
 		}
 		for _, ep := range eps {
 			fm, err := managedfields.NewDefaultFieldManager(tc, conv, conv, conv, k.GVK, k.GVK.GroupVersion(), string(ep), resetFields(k, ep))

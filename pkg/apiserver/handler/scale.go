@@ -8,10 +8,13 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/clock"
 
+	"github.com/kube-lite/kube-lite/pkg/apiserver/fieldmanager"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry"
 	"github.com/kube-lite/kube-lite/pkg/apiserver/registry/tableutil"
 )
@@ -80,32 +83,58 @@ func (h *Handler) serveScale(w http.ResponseWriter, r *http.Request, st *Store, 
 	// that is not JSON of its patch type is refused, in the words of any
 	// other patch, once the object is read (a missing one is a 404 first).
 	var patch *parsedPatch
-	if r.Method == http.MethodPatch {
+	var applied *unstructured.Unstructured
+	switch {
+	case mt == applyPatchType:
+		if h.fields == nil {
+			writeError(w, r, unsupportedMediaType(patchTypes))
+			return
+		}
+		if applied, err = scaleApplied(body, st); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	case r.Method == http.MethodPatch:
 		patch = parsePatch(mt, body, wr.fieldValidation)
 	}
 	out := st.New()
 	var result runtime.Object
 	err = st.Storage.GuaranteedUpdate(ctx, st.Key(ns, name), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
-		want, err := h.decodeScale(mt, body, patch, st.scaleOf(cur))
-		if err != nil {
-			return nil, err
+		var obj runtime.Object
+		if applied != nil {
+			var err error
+			if obj, err = h.fields.Apply(st.GroupVersionKind(), fieldmanager.Scale, cur, applied.DeepCopy(), wr.fieldManager, wr.force); err != nil {
+				return nil, applyError(err)
+			}
+			if err := checkURLName(st, obj, ns, name); err != nil {
+				return nil, err
+			}
+		} else {
+			want, err := h.decodeScale(mt, body, patch, st.scaleOf(cur))
+			if err != nil {
+				return nil, err
+			}
+			if err := checkURLName(st, want, ns, name); err != nil {
+				return nil, err
+			}
+			if rv := want.ResourceVersion; rv != "" && rv != metaOf(cur).GetResourceVersion() {
+				return nil, conflict(st, name)
+			}
+			if want.Spec.Replicas < 0 {
+				return nil, apierrors.NewInvalid(scaleGVK.GroupKind(), name, field.ErrorList{
+					field.Invalid(field.NewPath("spec", "replicas"), want.Spec.Replicas, "must be greater than or equal to 0")})
+			}
+			obj = cur.DeepCopyObject()
+			st.Scale.SetReplicas(obj, want.Spec.Replicas)
+			if h.fields != nil {
+				obj = h.fields.Update(st.GroupVersionKind(), fieldmanager.Scale, cur, obj, wr.manager())
+			}
 		}
-		if err := checkURLName(st, want, ns, name); err != nil {
-			return nil, err
-		}
-		if rv := want.ResourceVersion; rv != "" && rv != metaOf(cur).GetResourceVersion() {
-			return nil, conflict(st, name)
-		}
-		if want.Spec.Replicas < 0 {
-			return nil, apierrors.NewInvalid(scaleGVK.GroupKind(), name, field.ErrorList{
-				field.Invalid(field.NewPath("spec", "replicas"), want.Spec.Replicas, "must be greater than or equal to 0")})
-		}
-		obj := cur.DeepCopyObject()
-		st.Scale.SetReplicas(obj, want.Spec.Replicas)
 		st.Strategy.PrepareForUpdate(ctx, obj, cur)
 		if errs := st.Strategy.ValidateUpdate(ctx, obj, cur); len(errs) > 0 {
 			return nil, invalid(st, name, errs)
 		}
+		keepManagedFieldsTimes(obj, cur)
 		if dry {
 			result = obj
 			return nil, errDryRun{obj}
@@ -152,4 +181,31 @@ func (h *Handler) decodeScale(mt string, body []byte, patch *parsedPatch, cur *a
 
 func (h *Handler) writeScale(w http.ResponseWriter, r *http.Request, scale *autoscalingv1.Scale) {
 	h.respond(w, r, h.scale, http.StatusOK, scale)
+}
+
+// scaleApplied turns a server-side apply of a Scale into the apply of the
+// parent's spec.replicas (the path of every scale kube-lite serves), which
+// the scale subresource's manager then owns, as upstream's translation of
+// scale entries does.
+func scaleApplied(body []byte, st *Store) (*unstructured.Unstructured, error) {
+	scale := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	if err := yaml.Unmarshal(body, &scale.Object); err != nil {
+		return nil, badRequestf("error decoding YAML: %v", err)
+	}
+	if gvk := scale.GroupVersionKind(); gvk != scaleGVK {
+		return nil, badRequestf("invalid object type: %v", gvk)
+	}
+	if scale.GetManagedFields() != nil {
+		return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
+	}
+	gvk := st.GroupVersionKind()
+	parent := &unstructured.Unstructured{Object: map[string]interface{}{}}
+	parent.SetGroupVersionKind(gvk)
+	parent.SetName(scale.GetName())
+	if replicas, ok, _ := unstructured.NestedFieldNoCopy(scale.Object, "spec", "replicas"); ok {
+		if err := unstructured.SetNestedField(parent.Object, replicas, "spec", "replicas"); err != nil {
+			return nil, badRequestf("spec.replicas: %v", err)
+		}
+	}
+	return parent, nil
 }

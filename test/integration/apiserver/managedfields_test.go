@@ -1,9 +1,11 @@
 package apiserver_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -214,5 +216,64 @@ func TestManagerFromUserAgent(t *testing.T) {
 		[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"csa"},"data":{"k":"v"}}`), metav1.PatchOptions{FieldManager: "kubectl"})
 	if err != nil || dropped.Data["k"] != "v" || len(dropped.Data) != 1 {
 		t.Fatalf("a field dropped from the configuration: %v %v", err, dropped.Data)
+	}
+}
+
+// Writes through the scale subresource own spec.replicas as a manager of
+// that subresource, as upstream records them: an apply of other replicas
+// then conflicts with the scaler, and an apply of a Scale takes them.
+func TestManagedFieldsOfScale(t *testing.T) {
+	s := framework.StartAPIServer(t)
+	ctx := ctxT(t)
+	deps := s.Client.AppsV1().Deployments("default")
+	config := func(replicas int) []byte {
+		return []byte(strings.Replace(deploymentApply(`{"containers":[{"name":"a","image":"kube-lite.local/busybox:1"}]}`),
+			`"spec":{`, fmt.Sprintf(`"spec":{"replicas":%d,`, replicas), 1))
+	}
+	if _, err := deps.Patch(ctx, "web", types.ApplyPatchType, config(2), metav1.PatchOptions{FieldManager: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := deps.UpdateScale(ctx, "web", &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: autoscalingv1.ScaleSpec{Replicas: 4}},
+		metav1.UpdateOptions{FieldManager: "scaler"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := deps.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range d.ManagedFields {
+		if e.Manager == "scaler" {
+			found = e.Subresource == "scale" && e.Operation == metav1.ManagedFieldsOperationUpdate && string(e.FieldsV1.Raw) == `{"f:spec":{"f:replicas":{}}}`
+		}
+		if e.Manager == "user" && strings.Contains(string(e.FieldsV1.Raw), "f:replicas") {
+			t.Fatalf("user still owns replicas: %s", e.FieldsV1.Raw)
+		}
+	}
+	if !found || *d.Spec.Replicas != 4 {
+		t.Fatalf("replicas %d, managedFields %s", *d.Spec.Replicas, toJSON(d.ManagedFields))
+	}
+	_, err = deps.Patch(ctx, "web", types.ApplyPatchType, config(2), metav1.PatchOptions{FieldManager: "user"})
+	want := `Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using apps/v1: .spec.replicas`
+	if !apierrors.IsConflict(err) || err.Error() != want {
+		t.Fatalf("apply over the scaler's replicas: want %q, got %v", want, err)
+	}
+	scale := []byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":6}}`)
+	if _, err := deps.Patch(ctx, "web", types.ApplyPatchType, scale, metav1.PatchOptions{FieldManager: "hpa"}, "scale"); !apierrors.IsConflict(err) {
+		t.Fatalf("scale apply over the scaler's replicas: want 409, got %v", err)
+	}
+	if _, err := deps.Patch(ctx, "web", types.ApplyPatchType, scale, metav1.PatchOptions{FieldManager: "hpa", Force: ptr.To(true)}, "scale"); err != nil {
+		t.Fatalf("forced scale apply: %v", err)
+	}
+	d, err = deps.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 6 {
+		t.Fatalf("after the scale apply: %v %d", err, *d.Spec.Replicas)
+	}
+	if names := strings.Join(managerNames(d), ","); !strings.Contains(names, "hpa/Apply/scale") || strings.Contains(names, "scaler/") {
+		t.Fatalf("managers after the scale apply: %s", names)
+	}
+	if _, err := deps.Patch(ctx, "web", types.ApplyPatchType, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}`),
+		metav1.PatchOptions{FieldManager: "hpa"}, "scale"); !apierrors.IsBadRequest(err) || err.Error() != "invalid object type: apps/v1, Kind=Deployment" {
+		t.Fatalf("scale apply of a Deployment: %v", err)
 	}
 }
