@@ -77,7 +77,9 @@ func TestDiffShowsImageChange(t *testing.T) {
 	mustKubectl(t, "apply", "-f", f)
 	changed := writeManifest(t, "diff.yaml", strings.ReplaceAll(strings.ReplaceAll(deploymentYAML, "name: web", "name: diffweb"),
 		"busybox:1.35", "busybox:1.36"))
-	for _, args := range [][]string{{"diff", "-f", changed}, {"diff", "--server-side", "-f", changed}} {
+	// The image is client-side apply's field: a server-side diff by
+	// another manager must force to show it.
+	for _, args := range [][]string{{"diff", "-f", changed}, {"diff", "--server-side", "--force-conflicts", "-f", changed}} {
 		out, errOut, err := kubectl(t, args...)
 		// kubectl diff exits 1 when there are differences.
 		if err == nil || !strings.Contains(out, "-        image: kube-lite.local/busybox:1.35") || !strings.Contains(out, "+        image: kube-lite.local/busybox:1.36") {
