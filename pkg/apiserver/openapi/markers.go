@@ -16,6 +16,9 @@ type fieldMarkers struct {
 	// mapType is "atomic" for a map or struct field owned and replaced as
 	// a whole (+mapType, +structType).
 	mapType string
+	// defaultValue is the field's +default, JSON: server-side apply fills
+	// a list item's key fields from it (a port without its protocol).
+	defaultValue string
 }
 
 // isRequired applies upstream's rule: +required wins, then +optional, then

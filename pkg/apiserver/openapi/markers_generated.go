@@ -238,6 +238,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
 	case "io.k8s.api.apps.v1beta1.DeploymentStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.apps.v1beta1.ScaleSpec.replicas":
+		return fieldMarkers{defaultValue: "0"}, true
 	case "io.k8s.api.apps.v1beta1.StatefulSetOrdinals.start":
 		return fieldMarkers{optional: true}, true
 	case "io.k8s.api.apps.v1beta1.StatefulSetSpec.serviceName":
@@ -254,6 +256,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
 	case "io.k8s.api.apps.v1beta2.ReplicaSetStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.apps.v1beta2.ScaleSpec.replicas":
+		return fieldMarkers{defaultValue: "0"}, true
 	case "io.k8s.api.apps.v1beta2.ScaleStatus.selector":
 		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.apps.v1beta2.StatefulSetOrdinals.start":
@@ -336,6 +340,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler.spec":
 		return fieldMarkers{required: true}, true
+	case "io.k8s.api.autoscaling.v1.ScaleSpec.replicas":
+		return fieldMarkers{defaultValue: "0"}, true
 	case "io.k8s.api.autoscaling.v2.HPAScalingRules.policies":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler.spec":
@@ -384,6 +390,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.certificates.v1beta1.CertificateSigningRequestStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec.maxExpirationSeconds":
+		return fieldMarkers{defaultValue: "86400"}, true
 	case "io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec.pkixPublicKey":
 		return fieldMarkers{optional: true}, true
 	case "io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec.proofOfPossession":
@@ -400,6 +408,10 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{required: true}, true
 	case "io.k8s.api.core.v1.AvoidPods.preferAvoidPods":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.AzureDiskVolumeSource.fsType":
+		return fieldMarkers{defaultValue: "\"ext4\""}, true
+	case "io.k8s.api.core.v1.AzureDiskVolumeSource.readOnly":
+		return fieldMarkers{defaultValue: "false"}, true
 	case "io.k8s.api.core.v1.AzureFilePersistentVolumeSource.secretNamespace":
 		return fieldMarkers{optional: true}, true
 	case "io.k8s.api.core.v1.Capabilities.add":
@@ -436,6 +448,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "map", listMapKeys: []string{"mountPath"}}, true
 	case "io.k8s.api.core.v1.ContainerImage.names":
 		return fieldMarkers{optional: true, listType: "atomic"}, true
+	case "io.k8s.api.core.v1.ContainerPort.protocol":
+		return fieldMarkers{defaultValue: "\"TCP\""}, true
 	case "io.k8s.api.core.v1.ContainerRestartRule.action":
 		return fieldMarkers{required: true}, true
 	case "io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes.operator":
@@ -486,14 +500,20 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.FCVolumeSource.wwids":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.FileKeySelector.optional":
+		return fieldMarkers{defaultValue: "false"}, true
 	case "io.k8s.api.core.v1.GRPCAction.service":
-		return fieldMarkers{optional: true}, true
+		return fieldMarkers{optional: true, defaultValue: "\"\""}, true
 	case "io.k8s.api.core.v1.HTTPGetAction.httpHeaders":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.HostAlias.hostnames":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.ISCSIPersistentVolumeSource.iscsiInterface":
+		return fieldMarkers{defaultValue: "\"default\""}, true
 	case "io.k8s.api.core.v1.ISCSIPersistentVolumeSource.portals":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.ISCSIVolumeSource.iscsiInterface":
+		return fieldMarkers{defaultValue: "\"default\""}, true
 	case "io.k8s.api.core.v1.ISCSIVolumeSource.portals":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.ImageVolumeStatus.imageRef":
@@ -506,6 +526,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.LoadBalancerStatus.ingress":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.LocalObjectReference.name":
+		return fieldMarkers{defaultValue: "\"\""}, true
 	case "io.k8s.api.core.v1.NamespaceSpec.finalizers":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.NamespaceStatus.conditions":
@@ -632,10 +654,26 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "map", listMapKeys: []string{"name"}}, true
 	case "io.k8s.api.core.v1.ProjectedVolumeSource.sources":
 		return fieldMarkers{optional: true, listType: "atomic"}, true
+	case "io.k8s.api.core.v1.RBDPersistentVolumeSource.keyring":
+		return fieldMarkers{defaultValue: "\"/etc/ceph/keyring\""}, true
 	case "io.k8s.api.core.v1.RBDPersistentVolumeSource.monitors":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.RBDPersistentVolumeSource.pool":
+		return fieldMarkers{defaultValue: "\"rbd\""}, true
+	case "io.k8s.api.core.v1.RBDPersistentVolumeSource.user":
+		return fieldMarkers{defaultValue: "\"admin\""}, true
+	case "io.k8s.api.core.v1.RBDVolumeSource.keyring":
+		return fieldMarkers{defaultValue: "\"/etc/ceph/keyring\""}, true
 	case "io.k8s.api.core.v1.RBDVolumeSource.monitors":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.core.v1.RBDVolumeSource.pool":
+		return fieldMarkers{defaultValue: "\"rbd\""}, true
+	case "io.k8s.api.core.v1.RBDVolumeSource.user":
+		return fieldMarkers{defaultValue: "\"admin\""}, true
+	case "io.k8s.api.core.v1.ReplicationControllerSpec.minReadySeconds":
+		return fieldMarkers{defaultValue: "0"}, true
+	case "io.k8s.api.core.v1.ReplicationControllerSpec.replicas":
+		return fieldMarkers{defaultValue: "1"}, true
 	case "io.k8s.api.core.v1.ReplicationControllerSpec.selector":
 		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.core.v1.ReplicationControllerStatus.conditions":
@@ -646,6 +684,14 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "map", listMapKeys: []string{"name"}}, true
 	case "io.k8s.api.core.v1.ResourceStatus.resources":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"resourceID"}}, true
+	case "io.k8s.api.core.v1.ScaleIOPersistentVolumeSource.fsType":
+		return fieldMarkers{defaultValue: "\"xfs\""}, true
+	case "io.k8s.api.core.v1.ScaleIOPersistentVolumeSource.storageMode":
+		return fieldMarkers{defaultValue: "\"ThinProvisioned\""}, true
+	case "io.k8s.api.core.v1.ScaleIOVolumeSource.fsType":
+		return fieldMarkers{defaultValue: "\"xfs\""}, true
+	case "io.k8s.api.core.v1.ScaleIOVolumeSource.storageMode":
+		return fieldMarkers{defaultValue: "\"ThinProvisioned\""}, true
 	case "io.k8s.api.core.v1.ScopeSelector.matchExpressions":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.ScopedResourceSelectorRequirement.values":
@@ -658,6 +704,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.ServiceAccount.secrets":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"name"}}, true
+	case "io.k8s.api.core.v1.ServicePort.protocol":
+		return fieldMarkers{defaultValue: "\"TCP\""}, true
 	case "io.k8s.api.core.v1.ServiceSpec.clusterIPs":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.core.v1.ServiceSpec.externalIPs":
@@ -736,6 +784,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.extensions.v1beta1.ReplicaSetStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.extensions.v1beta1.ScaleSpec.replicas":
+		return fieldMarkers{defaultValue: "0"}, true
 	case "io.k8s.api.extensions.v1beta1.ScaleStatus.selector":
 		return fieldMarkers{mapType: "atomic"}, true
 	case "io.k8s.api.flowcontrol.v1.FlowSchemaSpec.matchingPrecedence":
@@ -1106,6 +1156,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.resource.v1.DeviceSubRequest.tolerations":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.resource.v1.DeviceToleration.operator":
+		return fieldMarkers{defaultValue: "\"Equal\""}, true
 	case "io.k8s.api.resource.v1.ExactDeviceRequest.selectors":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.resource.v1.ExactDeviceRequest.tolerations":
@@ -1130,6 +1182,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{required: true}, true
 	case "io.k8s.api.resource.v1alpha3.PoolStatus.poolName":
 		return fieldMarkers{required: true}, true
+	case "io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestSpec.limit":
+		return fieldMarkers{defaultValue: "100"}, true
 	case "io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
 	case "io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestStatus.poolCount":
@@ -1202,6 +1256,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.resource.v1beta1.DeviceSubRequest.tolerations":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.resource.v1beta1.DeviceToleration.operator":
+		return fieldMarkers{defaultValue: "\"Equal\""}, true
 	case "io.k8s.api.resource.v1beta1.NetworkDeviceData.ips":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.resource.v1beta1.ResourceClaimSpec.devices":
@@ -1278,6 +1334,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{required: true}, true
 	case "io.k8s.api.resource.v1beta2.DeviceTaintRuleStatus.conditions":
 		return fieldMarkers{listType: "map", listMapKeys: []string{"type"}}, true
+	case "io.k8s.api.resource.v1beta2.DeviceToleration.operator":
+		return fieldMarkers{defaultValue: "\"Equal\""}, true
 	case "io.k8s.api.resource.v1beta2.ExactDeviceRequest.selectors":
 		return fieldMarkers{listType: "atomic"}, true
 	case "io.k8s.api.resource.v1beta2.ExactDeviceRequest.tolerations":
@@ -1298,6 +1356,8 @@ func commentMarkers(key string) (fieldMarkers, bool) {
 		return fieldMarkers{optional: true}, true
 	case "io.k8s.api.scheduling.v1alpha2.PodGroupSchedulingConstraints.topology":
 		return fieldMarkers{listType: "atomic"}, true
+	case "io.k8s.api.scheduling.v1alpha2.PodGroupSpec.disruptionMode":
+		return fieldMarkers{defaultValue: "\"Pod\""}, true
 	case "io.k8s.api.scheduling.v1alpha2.PodGroupSpec.podGroupTemplateRef":
 		return fieldMarkers{optional: true}, true
 	case "io.k8s.api.scheduling.v1alpha2.PodGroupSpec.resourceClaims":

@@ -14,6 +14,7 @@ import (
 type jsonSchema struct {
 	Ref                  string                 `json:"$ref,omitempty"`
 	Description          string                 `json:"description,omitempty"`
+	Default              json.RawMessage        `json:"default,omitempty"`
 	Type                 string                 `json:"type,omitempty"`
 	Format               string                 `json:"format,omitempty"`
 	Enum                 []string               `json:"enum,omitempty"`
@@ -211,6 +212,9 @@ func (g *schemaGen) addFields(s *jsonSchema, t reflect.Type, docs map[string]str
 		}
 		markers, _ := commentMarkers(definitionName(t) + "." + name)
 		p.ListType, p.ListMapKeys, p.MapType = markers.listType, markers.listMapKeys, markers.mapType
+		if markers.defaultValue != "" {
+			p.Default = json.RawMessage(markers.defaultValue)
+		}
 		s.Properties[name] = p
 		if isRequired(markers, opts) {
 			s.Required = append(s.Required, name)

@@ -233,6 +233,21 @@ func TestServerSideApplyDocumentedBehaviour(t *testing.T) {
 				}
 			}},
 		}},
+		{"list items keyed by a field with a default may leave it out (ports without protocol)", []applyStep{
+			{manager: "one", apply: deploymentApply(`{"containers":[{"name":"a","image":"kube-lite.local/busybox:1","ports":[{"containerPort":80},{"containerPort":53,"protocol":"UDP"}]}]}`), check: func(t *testing.T, d *appsv1.Deployment) {
+				p := d.Spec.Template.Spec.Containers[0].Ports
+				if len(p) != 2 || p[0].Protocol != corev1.ProtocolTCP || p[1].Protocol != corev1.ProtocolUDP {
+					t.Fatalf("ports: %s", toJSON(p))
+				}
+				ownedBy(t, d, "one", "Apply", `"k:{\"containerPort\":80,\"protocol\":\"TCP\"}"`)
+			}},
+			// Applied again, the defaulted item is the same item.
+			{manager: "one", apply: deploymentApply(`{"containers":[{"name":"a","image":"kube-lite.local/busybox:1","ports":[{"containerPort":80},{"containerPort":53,"protocol":"UDP"}]}]}`), check: func(t *testing.T, d *appsv1.Deployment) {
+				if p := d.Spec.Template.Spec.Containers[0].Ports; len(p) != 2 {
+					t.Fatalf("ports: %s", toJSON(p))
+				}
+			}},
+		}},
 		{"an apply body of another kind is refused", []applyStep{
 			{manager: "one", apply: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web"}}`, wantErr: `invalid object type: /v1, Kind=ConfigMap`},
 		}},

@@ -54,6 +54,9 @@ type marker struct {
 	listMapKeys        []string
 	// mapType is a map or struct field's +mapType or +structType.
 	mapType string
+	// defaultValue is a field's +default, a JSON value (references to
+	// constants, +default=ref(...), are left out).
+	defaultValue string
 }
 
 func main() {
@@ -257,6 +260,8 @@ func scanField(typeName string, field *ast.Field, entries map[string]marker) {
 			m.mapType = strings.TrimPrefix(line, "+mapType=")
 		case strings.HasPrefix(line, "+structType="):
 			m.mapType = strings.TrimPrefix(line, "+structType=")
+		case strings.HasPrefix(line, "+default=") && !strings.HasPrefix(line, "+default=ref("):
+			m.defaultValue = strings.TrimPrefix(line, "+default=")
 		}
 	}
 	omitempty := strings.Contains(opts, "omitempty")
@@ -266,7 +271,7 @@ func scanField(typeName string, field *ast.Field, entries map[string]marker) {
 	} else {
 		m.required = false
 	}
-	if !m.optional && !m.required && m.listType == "" && m.listMapKeys == nil && m.mapType == "" {
+	if !m.optional && !m.required && m.listType == "" && m.listMapKeys == nil && m.mapType == "" && m.defaultValue == "" {
 		return
 	}
 	entries[typeName+"."+name] = m
@@ -295,6 +300,9 @@ func (sc *scan) write(out string) error {
 		}
 		if m.mapType != "" {
 			parts = append(parts, fmt.Sprintf("mapType: %q", m.mapType))
+		}
+		if m.defaultValue != "" {
+			parts = append(parts, fmt.Sprintf("defaultValue: %q", m.defaultValue))
 		}
 		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn fieldMarkers{%s}, true\n", k, strings.Join(parts, ", "))
 	}

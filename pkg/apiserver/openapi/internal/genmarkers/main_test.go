@@ -38,6 +38,10 @@ type Thing struct {
 	Opt string ` + "`json:\"opt,omitempty\"`" + `
 	// +mapType=atomic
 	Selector map[string]string ` + "`json:\"selector,omitempty\"`" + `
+	// +default="TCP"
+	Protocol string ` + "`json:\"protocol,omitempty\"`" + `
+	// +default=ref(Other)
+	Ref string ` + "`json:\"ref,omitempty\"`" + `
 }
 
 // Ref is owned as a whole.
@@ -59,11 +63,12 @@ func TestScanPackage(t *testing.T) {
 		got  any
 		want string
 	}{
-		{"optional without omitempty", sc.fields["io.k8s.api.example.v1.Thing.name"], "{optional:true required:false listType: listMapKeys:[] mapType:}"},
-		{"required with omitempty", sc.fields["io.k8s.api.example.v1.Thing.spec"], "{optional:false required:true listType: listMapKeys:[] mapType:}"},
-		{"list map", sc.fields["io.k8s.api.example.v1.Thing.ports"], "{optional:false required:false listType:map listMapKeys:[port protocol] mapType:}"},
-		{"atomic map field", sc.fields["io.k8s.api.example.v1.Thing.selector"], "{optional:false required:false listType: listMapKeys:[] mapType:atomic}"},
-		{"nothing to add", len(sc.fields), "4"},
+		{"optional without omitempty", sc.fields["io.k8s.api.example.v1.Thing.name"], "{optional:true required:false listType: listMapKeys:[] mapType: defaultValue:}"},
+		{"required with omitempty", sc.fields["io.k8s.api.example.v1.Thing.spec"], "{optional:false required:true listType: listMapKeys:[] mapType: defaultValue:}"},
+		{"list map", sc.fields["io.k8s.api.example.v1.Thing.ports"], "{optional:false required:false listType:map listMapKeys:[port protocol] mapType: defaultValue:}"},
+		{"atomic map field", sc.fields["io.k8s.api.example.v1.Thing.selector"], "{optional:false required:false listType: listMapKeys:[] mapType:atomic defaultValue:}"},
+		{"default", sc.fields["io.k8s.api.example.v1.Thing.protocol"], `{optional:false required:false listType: listMapKeys:[] mapType: defaultValue:"TCP"}`},
+		{"nothing to add", len(sc.fields), "5"},
 		{"atomic struct type", sc.atomic["io.k8s.api.example.v1.Ref"], "true"},
 		{"granular struct type", sc.atomic["io.k8s.api.example.v1.Thing"], "false"},
 		{"enum type", sc.enumTypes["io.k8s.api.example.v1.Policy"], "true"},
