@@ -64,7 +64,8 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, st *Store, ns, n
 
 // applyError keeps the field manager's API errors (409 conflicts, 400s)
 // and makes the rest, a body the kind's schema does not describe, a 400 in
-// the field manager's words: the client's error, not the server's.
+// the field manager's words: the client's error, not the server's
+// (upstream answers a 500, kubernetes/kubernetes#139253).
 func applyError(err error) error {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
