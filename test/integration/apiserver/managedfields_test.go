@@ -120,6 +120,18 @@ func TestServerSideApplyRequests(t *testing.T) {
 	if got, _ := cms.Get(ctx, "a", metav1.GetOptions{}); got.Data["k"] != "v" || got.ResourceVersion != created.ResourceVersion {
 		t.Fatalf("the dry-run apply was stored: %v", got.Data)
 	}
+	// Cluster-scoped kinds are applied alike.
+	ns, err := s.Client.CoreV1().Namespaces().Patch(ctx, "applied", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"applied","labels":{"team":"a"}}}`), metav1.PatchOptions{FieldManager: "m"})
+	if err != nil || ns.Labels["team"] != "a" || ns.Status.Phase != corev1.NamespaceActive {
+		t.Fatalf("namespace apply: %v %+v", err, ns)
+	}
+	role, err := s.Client.RbacV1().ClusterRoles().Patch(ctx, "applied", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"applied"},"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get"]}]}`),
+		metav1.PatchOptions{FieldManager: "m"})
+	if err != nil || len(role.Rules) != 1 || len(role.ManagedFields) != 1 {
+		t.Fatalf("cluster role apply: %v %+v", err, role)
+	}
 	// Applying the same configuration again changes nothing: no new
 	// resourceVersion, the entry's time kept.
 	again, err := cms.Patch(ctx, "a", types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "m"})
