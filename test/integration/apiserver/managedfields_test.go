@@ -62,6 +62,15 @@ func TestServerSideApplyStatus(t *testing.T) {
 			t.Fatalf("user owns status: %s", e.FieldsV1.Raw)
 		}
 	}
+	// A status update records its manager for the status subresource.
+	d.Status.ReadyReplicas = 1
+	d, err = deps.UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: "kubelet-ish"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := strings.Join(managerNames(d), ","); !strings.Contains(names, "kubelet-ish/Update/status") {
+		t.Fatalf("managers after a status update: %s", names)
+	}
 	// Apply to a missing object's status is a 404: only the main resource
 	// creates.
 	_, err = deps.Patch(ctx, "nope", types.ApplyPatchType, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"nope"},"status":{"replicas":1}}`),
