@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -155,6 +156,11 @@ func (m *Managers) get(gvk schema.GroupVersionKind, ep Endpoint) (*managedfields
 func (m *Managers) Update(gvk schema.GroupVersionKind, ep Endpoint, live, obj runtime.Object, manager string) runtime.Object {
 	fm, err := m.get(gvk, ep)
 	if err != nil {
+		// As the field manager does when it fails: no managedFields rather
+		// than ones nobody checked.
+		if acc, err := meta.Accessor(obj); err == nil {
+			acc.SetManagedFields(nil)
+		}
 		return obj
 	}
 	setKind(live, gvk)
