@@ -139,6 +139,15 @@ func (c *cluster) checkService(ctx context.Context, t *testing.T) {
 	})
 
 	t.Run("a pod finds the Service by name and reaches the API as kubernetes.default.svc", func(t *testing.T) {
+		// The client started with the Deployment and may have finished
+		// before every replica was ready: run it again now that all are, as
+		// a user would.
+		if out, err := c.kubectl("delete", "job", "web-client", "--wait"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if out, err := c.kubectl("apply", "-f", "examples/service.yaml"); err != nil || !strings.Contains(out, "job.batch/web-client created") {
+			t.Fatalf("kubectl-lite apply again = %q, %v; want the Job created again", out, err)
+		}
 		if _, err := c.waitJobFinished(ctx, "web-client"); err != nil {
 			t.Fatal(err)
 		}
