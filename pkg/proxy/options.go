@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/knftables"
 
@@ -137,14 +136,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	services, slices, err := Sources(cfg)
 	if err != nil {
-		return fmt.Errorf("client: %w", err)
+		return err
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	p, err := NewProxier(ProxierConfig{
-		Client: client, NFT: nft, Table: o.Table, NodeIPs: hostAddresses, Clock: clock.RealClock{}, Registry: reg,
+		Services: services, Slices: slices, NFT: nft, Table: o.Table, NodeIPs: hostAddresses, Clock: clock.RealClock{}, Registry: reg,
 		Rules:         Config{NodeName: o.nodeName, ClusterCIDR: o.clusterCIDR, ServiceCIDR: o.serviceCIDR, NodePortCIDRs: o.nodePortCIDRs},
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
 	})

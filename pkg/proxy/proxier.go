@@ -13,8 +13,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
@@ -38,8 +38,10 @@ type nftables interface {
 
 // ProxierConfig is what New needs.
 type ProxierConfig struct {
-	Client kubernetes.Interface
-	NFT    nftables
+	// Services and Slices list and watch the whole cluster's (see Sources);
+	// the proxier narrows them to what it proxies.
+	Services, Slices cache.ListerWatcher
+	NFT              nftables
 	// Table names NFT's table in logs and errors.
 	Table    string
 	Rules    Config
@@ -55,13 +57,13 @@ type ProxierConfig struct {
 // Proxier keeps the node's table equal to what the Services and
 // EndpointSlices ask for.
 type Proxier struct {
-	cfg      ProxierConfig
-	factory  informers.SharedInformerFactory
-	services corelisters.ServiceLister
-	slices   discoverylisters.EndpointSliceLister
-	synced   []cache.InformerSynced
-	metrics  *metrics
-	health   *health
+	cfg       ProxierConfig
+	informers []cache.SharedIndexInformer
+	services  corelisters.ServiceLister
+	slices    discoverylisters.EndpointSliceLister
+	synced    []cache.InformerSynced
+	metrics   *metrics
+	health    *health
 
 	dirty chan struct{}
 
@@ -91,21 +93,32 @@ func NewProxier(cfg ProxierConfig) (*Proxier, error) {
 		}
 		notProxied = notProxied.Add(*r)
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = notProxied.String() }),
-		informers.WithTransform(slim))
-	p := &Proxier{
-		cfg:      cfg,
-		factory:  factory,
-		services: factory.Core().V1().Services().Lister(),
-		slices:   factory.Discovery().V1().EndpointSlices().Lister(),
-		metrics:  newMetrics(cfg.Registry),
-		health:   newHealth(cfg.Clock, 2*cfg.SyncPeriod),
-		dirty:    make(chan struct{}, 1),
-		triggers: map[string]time.Time{},
+	newInformer := func(lw cache.ListerWatcher, example runtime.Object) (cache.SharedIndexInformer, error) {
+		inf := cache.NewSharedIndexInformer(selected(lw, notProxied.String()), example, 0,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		if err := inf.SetTransform(slim); err != nil {
+			return nil, fmt.Errorf("informer transform: %w", err)
+		}
+		return inf, nil
 	}
-	svcInformer := factory.Core().V1().Services().Informer()
-	sliceInformer := factory.Discovery().V1().EndpointSlices().Informer()
+	svcInformer, err := newInformer(cfg.Services, &v1.Service{})
+	if err != nil {
+		return nil, err
+	}
+	sliceInformer, err := newInformer(cfg.Slices, &discoveryv1.EndpointSlice{})
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxier{
+		cfg:       cfg,
+		informers: []cache.SharedIndexInformer{svcInformer, sliceInformer},
+		services:  corelisters.NewServiceLister(svcInformer.GetIndexer()),
+		slices:    discoverylisters.NewEndpointSliceLister(sliceInformer.GetIndexer()),
+		metrics:   newMetrics(cfg.Registry),
+		health:    newHealth(cfg.Clock, 2*cfg.SyncPeriod),
+		dirty:     make(chan struct{}, 1),
+		triggers:  map[string]time.Time{},
+	}
 	p.synced = []cache.InformerSynced{svcInformer.HasSynced, sliceInformer.HasSynced}
 	changed := func(any) { p.queue() }
 	if _, err := svcInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -156,7 +169,6 @@ func (p *Proxier) queue() {
 // after the first sync, an hourly rewrite, a retry or a sync that found
 // nothing to write is not kept waiting for a burst that is not coming.
 func (p *Proxier) Run(ctx context.Context) error {
-	defer p.factory.Shutdown()
 	if err := p.start(ctx); err != nil {
 		return err
 	}
@@ -196,7 +208,9 @@ func (p *Proxier) Run(ctx context.Context) error {
 
 // start runs the informers until ctx ends and waits for their first list.
 func (p *Proxier) start(ctx context.Context) error {
-	p.factory.Start(ctx.Done())
+	for _, inf := range p.informers {
+		go inf.RunWithContext(ctx)
+	}
 	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
 		return fmt.Errorf("caches not synced: %w", ctx.Err())
 	}
@@ -278,6 +292,22 @@ func (p *Proxier) sync(ctx context.Context, full bool) (wrote bool, err error) {
 	p.health.synced(now)
 	slog.Debug("synced", "full", full, "services", len(svcs), "endpointslices", len(eps), "operations", tx.NumOperations(), "took", now.Sub(start))
 	return !full && tx.NumOperations() > 0, nil
+}
+
+// selected asks lw only for the objects matching the label selector; it
+// streams the initial list (watch-list) when lw can.
+func selected(lw cache.ListerWatcher, selector string) cache.ListerWatcher {
+	inner := cache.ToListerWatcherWithContext(lw)
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return inner.ListWithContext(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return inner.WatchWithContext(ctx, o)
+		},
+	}, lw)
 }
 
 // requeueTriggers keeps the change times of a failed sync for the next.

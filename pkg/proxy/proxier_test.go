@@ -14,7 +14,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/knftables"
 )
@@ -36,6 +40,30 @@ func histogram(t *testing.T, reg *prometheus.Registry, name string) *dto.Histogr
 	}
 	t.Fatalf("no metric %s", name)
 	return nil
+}
+
+// servicesOf and slicesOf list and watch through a (fake) clientset, as
+// Sources does through the REST clients; the fake cannot stream a list.
+func servicesOf(c kubernetes.Interface) cache.ListerWatcher {
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return c.CoreV1().Services(metav1.NamespaceAll).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return c.CoreV1().Services(metav1.NamespaceAll).Watch(ctx, o)
+		},
+	}, c)
+}
+
+func slicesOf(c kubernetes.Interface) cache.ListerWatcher {
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return c.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return c.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).Watch(ctx, o)
+		},
+	}, c)
 }
 
 // waitFor consumes the proxier's sync requests until the informers show
@@ -66,7 +94,7 @@ func TestProxierFollowsTheCluster(t *testing.T) {
 	client := fake.NewClientset(svc, eps, other)
 	nft := knftables.NewFake(knftables.IPv4Family, TableName)
 	reg := prometheus.NewRegistry()
-	p, err := NewProxier(ProxierConfig{Client: client, NFT: nft, Rules: testConfig(), Clock: clk, Registry: reg,
+	p, err := NewProxier(ProxierConfig{Services: servicesOf(client), Slices: slicesOf(client), NFT: nft, Rules: testConfig(), Clock: clk, Registry: reg,
 		SyncPeriod: 30 * time.Second, MinSyncPeriod: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +273,7 @@ func TestRunCoalescesAndResyncs(t *testing.T) {
 	nft := knftables.NewFake(knftables.IPv4Family, TableName)
 	reg := prometheus.NewRegistry()
 	const minSync = time.Second
-	p, err := NewProxier(ProxierConfig{Client: client, NFT: nft, Rules: testConfig(), Clock: clk, Registry: reg,
+	p, err := NewProxier(ProxierConfig{Services: servicesOf(client), Slices: slicesOf(client), NFT: nft, Rules: testConfig(), Clock: clk, Registry: reg,
 		SyncPeriod: 30 * time.Second, MinSyncPeriod: minSync})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +398,8 @@ func TestSyncAfterRefusal(t *testing.T) {
 	eps.Annotations = map[string]string{v1.EndpointsLastChangeTriggerTime: now.Add(-time.Second).Format(time.RFC3339Nano)}
 	nft := &failingNFT{Fake: knftables.NewFake(knftables.IPv4Family, TableName), fail: true}
 	reg := prometheus.NewRegistry()
-	p, err := NewProxier(ProxierConfig{Client: fake.NewClientset(service("web", "10.96.0.20", nil), eps), NFT: nft,
+	client := fake.NewClientset(service("web", "10.96.0.20", nil), eps)
+	p, err := NewProxier(ProxierConfig{Services: servicesOf(client), Slices: slicesOf(client), NFT: nft,
 		Rules: testConfig(), Clock: clk, Registry: reg, SyncPeriod: time.Minute})
 	if err != nil {
 		t.Fatal(err)
