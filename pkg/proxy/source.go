@@ -29,6 +29,13 @@ func Sources(cfg *rest.Config) (services, slices cache.ListerWatcher, err error)
 	client := func(apiPath string, gv schema.GroupVersion) (*rest.RESTClient, error) {
 		c := rest.CopyConfig(cfg)
 		c.APIPath, c.GroupVersion, c.NegotiatedSerializer = apiPath, &gv, codecs
+		if c.ContentType == "" && c.AcceptContentTypes == "" {
+			// As client-go's generated clients ask for built-in types:
+			// protobuf decodes a thousand slices several times faster than
+			// JSON, with less garbage.
+			c.ContentType = runtime.ContentTypeProtobuf
+			c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+		}
 		rc, err := rest.RESTClientFor(c)
 		if err != nil {
 			return nil, fmt.Errorf("client for %s: %w", gv, err)
