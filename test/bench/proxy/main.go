@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -173,6 +174,10 @@ type result struct {
 	startToRules time.Duration
 	// firstSync is the duration of its first sync by its own histogram.
 	firstSync time.Duration
+	// nftFloor is the floor under a full sync: nft loading the proxy's own
+	// complete ruleset, as listed, into an empty namespace in one
+	// transaction (no rendering, no API), process start included.
+	nftFloor time.Duration
 	// changes: from an EndpointSlice update's response to the end of the
 	// proxy's first sync whose ruleset holds the new address, sorted.
 	changes []time.Duration
@@ -516,6 +521,9 @@ func (b *bench) measure(ctx context.Context, k proxyKind) (result, error) {
 			lastList = time.Now()
 			if err == nil && countPresent(text, b.clusterIPs) == len(b.clusterIPs) {
 				r.startToRules = listed.Sub(start)
+				if r.nftFloor, err = b.nftLoad(wait, text); err != nil {
+					return failed(err)
+				}
 				break
 			}
 		}
@@ -621,6 +629,23 @@ func (b *bench) measure(ctx context.Context, k proxyKind) (result, error) {
 // moving, within the 20 ms the counter is polled at. A sync that ran
 // before the change reached the proxy (its periodic resync) moves the
 // counter without the address; the wait goes on to the next.
+// nftLoad times nft loading ruleset into a fresh namespace of its own.
+func (b *bench) nftLoad(ctx context.Context, ruleset string) (time.Duration, error) {
+	b.runs++
+	ns := fmt.Sprintf("kube-lite-bench-%s-%d-floor", b.tag, b.runs)
+	if err := addNetns(ctx, ns); err != nil {
+		return 0, err
+	}
+	defer delNetns(ns)
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(ruleset)
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("nft -f of the listed ruleset: %w: %s", err, out)
+	}
+	return time.Since(start), nil
+}
+
 func waitRules(ctx context.Context, ns, addr string, count float64, syncs func() (float64, error)) (time.Time, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

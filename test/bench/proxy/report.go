@@ -23,6 +23,7 @@ type figure struct {
 var figures = []figure{
 	{"full sync, start → all cluster IPs in the ruleset (s)", func(r result) float64 { return r.startToRules.Seconds() }, 0.5},
 	{"first sync by its own histogram (s)", func(r result) float64 { return r.firstSync.Seconds() }, 0.5},
+	{"floor: nft -f of its complete ruleset (s)", func(r result) float64 { return r.nftFloor.Seconds() }, 0},
 	{"change → rules p50 (ms)", func(r result) float64 { return msOf(harness.Percentile(r.changes, 0.50)) }, 0},
 	{"change → rules p99 (ms)", func(r result) float64 { return msOf(harness.Percentile(r.changes, 0.99)) }, 1},
 	{"sync after a change, mean by its histogram (ms)", func(r result) float64 { return r.syncs.mean() * 1000 }, 0},
