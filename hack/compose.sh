@@ -146,10 +146,7 @@ up() {
 	: >"$CDIR/addons.log"
 	apply_addons "$CDIR/admin.kubeconfig" 10.96.0.10 "$CDIR/addons.log" ||
 		fail "$CDIR/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
-	# rollout status, not wait --for=condition=Available: with the addon's
-	# maxUnavailable 1, a single replica is "Available" before it is Ready.
-	"$BIN/kubectl-lite" --kubeconfig "$CDIR/admin.kubeconfig" -n kube-system rollout status \
-		deployment/coredns --timeout=180s >>"$CDIR/addons.log" 2>&1 ||
+	wait_dns_ready "$CDIR/admin.kubeconfig" "$CDIR/addons.log" ||
 		fail "$CDIR/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; docker-compose -p $PROJECT logs node-1"
 	cat <<MSG
 

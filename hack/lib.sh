@@ -111,3 +111,10 @@ apply_addons() {
 			"$BIN/kubectl-lite" --kubeconfig "$kubeconfig" apply -f - >>"$log" 2>&1 || return 1
 	done
 }
+
+# wait_dns_ready KUBECONFIG LOG: waits for CoreDNS's rollout. Not wait
+# --for=condition=Available: with the addon's maxUnavailable of 1, its one
+# replica counts as Available before it is Ready.
+wait_dns_ready() {
+	"$BIN/kubectl-lite" --kubeconfig "$1" -n kube-system rollout status deployment/coredns --timeout=180s >>"$2" 2>&1
+}

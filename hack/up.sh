@@ -84,10 +84,7 @@ step "addons: CoreDNS (kube-dns at $CLUSTER_DNS)"
 : >"$LOGS/addons.log"
 apply_addons "$PKI/admin.kubeconfig" "$CLUSTER_DNS" "$LOGS/addons.log" ||
 	fail "$LOGS/addons.log" "see why the apiserver refused the manifests of $ROOT/deploy/addons"
-# rollout status, not wait --for=condition=Available: with the addon's
-# maxUnavailable of 1, a single replica counts as Available before it is Ready.
-"$BIN/kubectl-lite" --kubeconfig "$PKI/admin.kubeconfig" -n kube-system rollout status \
-	deployment/coredns --timeout=180s >>"$LOGS/addons.log" 2>&1 ||
+wait_dns_ready "$PKI/admin.kubeconfig" "$LOGS/addons.log" ||
 	fail "$LOGS/addons.log" "kubectl-lite -n kube-system describe pods -l k8s-app=kube-dns; kubectl-lite -n kube-system logs deployment/coredns"
 DNS_MSG="
 Services work on this node (kube-lite-proxy, log $LOGS/proxy.log) and cluster DNS is
