@@ -222,16 +222,25 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	return s.startSecurity(ctx)
 }
 
-// createIfAbsent stores obj, given a UID, a creation time and the
-// resource's defaults, unless it exists.
-func (s *Server) createIfAbsent(ctx context.Context, st *handler.Store, obj interface {
+// serverObject is an object the server writes straight to storage.
+type serverObject interface {
 	runtime.Object
 	metav1.Object
-}) error {
+}
+
+// prepareCreated gives obj, about to be stored by the server itself, a UID,
+// a creation time and the resource's defaults.
+func (s *Server) prepareCreated(ctx context.Context, st *handler.Store, obj serverObject) {
 	obj.SetUID(uuid.NewUUID())
 	obj.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
 	st.Strategy.Default(obj)
 	st.Strategy.PrepareForCreate(ctx, obj)
+}
+
+// createIfAbsent stores obj, prepared as prepareCreated does, unless it
+// exists.
+func (s *Server) createIfAbsent(ctx context.Context, st *handler.Store, obj serverObject) error {
+	s.prepareCreated(ctx, st, obj)
 	namespace, name := obj.GetNamespace(), obj.GetName()
 	err := st.Storage.Create(ctx, st.Key(namespace, name), obj, st.New())
 	if err != nil && !errors.Is(err, storage.ErrKeyExists) {

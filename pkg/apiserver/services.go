@@ -10,10 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-lite/kube-lite/pkg/apiserver/endpointreconciler"
@@ -137,7 +135,7 @@ func (w *serviceWriter) EnsureService(ctx context.Context, want *corev1.Service)
 			return fmt.Errorf("read the kubernetes service: %w", err)
 		}
 		svc := want.DeepCopy()
-		w.initCreated(st, svc)
+		w.s.prepareCreated(ctx, st, svc)
 		alloc, err := st.Allocator.Allocate(ctx, svc, nil, false)
 		if err != nil {
 			// Another apiserver may be creating it at the same time.
@@ -152,16 +150,6 @@ func (w *serviceWriter) EnsureService(ctx context.Context, want *corev1.Service)
 		return fmt.Errorf("create the kubernetes service: %w", err)
 	}
 	return fmt.Errorf("the kubernetes service could not be created with its cluster IP %s", want.Spec.ClusterIP)
-}
-
-func (w *serviceWriter) initCreated(st *handler.Store, obj interface {
-	runtime.Object
-	metav1.Object
-}) {
-	obj.SetUID(uuid.NewUUID())
-	obj.SetCreationTimestamp(metav1.NewTime(w.s.clock.Now()))
-	st.Strategy.Default(obj)
-	st.Strategy.PrepareForCreate(context.Background(), obj)
 }
 
 // Apply implements endpointreconciler.Writer.
@@ -191,10 +179,7 @@ func (w *serviceWriter) Apply(ctx context.Context, ep *corev1.Endpoints, slice *
 
 // apply creates want or, when it exists, lets change update it (change
 // reports whether it changed anything).
-func (w *serviceWriter) apply(ctx context.Context, st *handler.Store, want interface {
-	runtime.Object
-	metav1.Object
-}, change func(cur runtime.Object) bool) error {
+func (w *serviceWriter) apply(ctx context.Context, st *handler.Store, want serverObject, change func(cur runtime.Object) bool) error {
 	key := st.Key(want.GetNamespace(), want.GetName())
 	err := st.Storage.GuaranteedUpdate(ctx, key, st.New(), false, nil, func(cur runtime.Object) (runtime.Object, error) {
 		if !change(cur) {
@@ -205,13 +190,5 @@ func (w *serviceWriter) apply(ctx context.Context, st *handler.Store, want inter
 	if !errors.Is(err, storage.ErrKeyNotFound) {
 		return err
 	}
-	obj := want.DeepCopyObject().(interface {
-		runtime.Object
-		metav1.Object
-	})
-	w.initCreated(st, obj)
-	if err := st.Storage.Create(ctx, key, obj, st.New()); err != nil && !errors.Is(err, storage.ErrKeyExists) {
-		return fmt.Errorf("create %s %s: %w", st.Name, key, err)
-	}
-	return nil
+	return w.s.createIfAbsent(ctx, st, want.DeepCopyObject().(serverObject))
 }
